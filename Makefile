@@ -1,0 +1,38 @@
+# vacskip: PGXS build of the extension, plus thin wrappers for the test suite
+# and the benchmark.  PG_CONFIG selects the server to build against.
+
+EXTENSION = vacskip
+EXTVERSION = 1.0
+MODULE_big = vacskip
+OBJS = \
+	src/core/policy.o \
+	src/pg/functions.o \
+	src/pg/guc.o \
+	src/pg/hook.o \
+	src/pg/init.o
+DATA = vacskip--$(EXTVERSION).sql
+
+REGRESS = create_extension threshold_guc hook
+TAP_TESTS = 1
+
+PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Werror -Wno-register
+SHLIB_LINK = -lstdc++
+
+# Targets that need no PostgreSQL yet: they build one first.
+NO_PGXS_GOALS = test bench demo
+.PHONY: test bench demo
+
+ifneq ($(filter $(NO_PGXS_GOALS),$(MAKECMDGOALS)),)
+test:
+	tools/test
+bench demo:
+	tools/demo
+else
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+# PGXS also compiles each .cpp to LLVM bitcode with clang (on servers built
+# with LLVM), which does not see PG_CXXFLAGS; Makefile.global sets it, so
+# extend it after the include.
+override BITCODE_CXXFLAGS += -std=c++17 -Wno-register
+endif
