@@ -1,0 +1,122 @@
+# Autovacuum uses vacskip.threshold from postgresql.conf when vacskip is in
+# shared_preload_libraries, and reports the thresholds in its log line.  On a
+# server without the skip threshold hook, the same configuration loads and
+# autovacuum behaves as stock.
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $pages = 1000;
+my $every = 10;
+
+my $node = PostgreSQL::Test::Cluster->new('main');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', qq{
+shared_preload_libraries = 'vacskip'
+vacskip.threshold = 4
+log_autovacuum_min_duration = 0
+autovacuum_naptime = 1s
+});
+# eager scanning of all-visible pages (18+) would blur the skip rule
+$node->append_conf('postgresql.conf',
+	'vacuum_max_eager_freeze_failure_rate = 0')
+  if $node->pg_version >= 18;
+$node->start;
+
+is($node->safe_psql('postgres', 'SHOW vacskip.threshold'),
+	'4', 'threshold set in postgresql.conf');
+$node->safe_psql('postgres', 'CREATE EXTENSION vacskip');
+my $hooked =
+  $node->safe_psql('postgres', 'SELECT vacskip.hook_active()') eq 't';
+note('server ' . ($hooked ? 'has' : 'does not have') . ' the hook');
+
+# Pages read by a non-aggressive VACUUM with threshold $t, given the
+# visibility map as a list of "visible|frozen" strings (t/f): a skippable run
+# is skipped iff it is at least $t pages long; the last page is always read.
+sub predict
+{
+	my ($vm, $t) = @_;
+	my ($scanned, $short, $b) = (0, 0, 0);
+	my $n = scalar @$vm;
+	while ($b < $n)
+	{
+		my $end = $b;
+		$end++ while ($vm->[$end] =~ /^t/ && $end != $n - 1);
+		my $run = $end - $b;
+		if ($run < $t) { $scanned += $run; $short += $run; }
+		$scanned++;
+		$b = $end + 1;
+	}
+	return ($scanned, $short);
+}
+
+# Build the pattern table, let autovacuum process it, return its log line.
+sub autovacuum_pattern
+{
+	my ($table) = @_;
+	$node->safe_psql(
+		'postgres', qq{
+CREATE TABLE $table (id int, pad text)
+  WITH (autovacuum_enabled = off, fillfactor = 50);
+INSERT INTO $table SELECT g, repeat('x', 900) FROM generate_series(1, $pages * 4) g;
+VACUUM (FREEZE) $table;
+UPDATE $table SET id = -id
+  WHERE ctid = ANY (ARRAY(SELECT format('(%s,1)', p)::tid
+                          FROM generate_series(0, $pages - 1, $every) p));
+});
+	is($node->safe_psql('postgres', "SELECT pg_relation_size('$table') / 8192"),
+		$pages, "$table has $pages pages");
+	$node->safe_psql('postgres', 'CREATE EXTENSION IF NOT EXISTS pg_visibility');
+	my @vm = split /\n/,
+	  $node->safe_psql('postgres',
+		"SELECT all_visible || '|' || all_frozen FROM pg_visibility_map('$table') ORDER BY blkno"
+	  );
+
+	my $offset = -s $node->logfile;
+	$node->safe_psql(
+		'postgres', qq{
+ALTER TABLE $table SET (autovacuum_enabled = on,
+  autovacuum_vacuum_threshold = 0, autovacuum_vacuum_scale_factor = 0,
+  autovacuum_vacuum_insert_threshold = -1)});
+	$node->wait_for_log(qr/automatic vacuum of table "postgres\.public\.$table"/,
+		$offset);
+	my $log = slurp_file($node->logfile, $offset);
+	$log =~ /(automatic vacuum of table "postgres\.public\.$table".*?)(?=\n\S+ \S+ \S+ \[|\z)/s
+	  or die "no log entry";
+	return (\@vm, $1);
+}
+
+my ($vm, $entry) = autovacuum_pattern('t4');
+my ($want, $want_short) = predict($vm, $hooked ? 4 : 32);
+is($want, $hooked ? $pages / $every + 1 : $pages,
+	'model: threshold 4 reads the modified pages and the last page; 32 all');
+like($entry, qr/pages: 0 removed, $pages remain, $want scanned/,
+	"autovacuum scanned $want pages");
+if ($hooked)
+{
+	like($entry,
+		qr/skip thresholds: 4 all-frozen, 4 all-visible; $want_short skippable pages scanned in shorter runs/,
+		'autovacuum log reports the thresholds');
+}
+else
+{
+	unlike($entry, qr/skip thresholds/,
+		'no thresholds reported without the hook');
+}
+
+# Back to stock behaviour through a reload.
+$node->append_conf('postgresql.conf', 'vacskip.threshold = 32');
+$node->reload;
+($vm, $entry) = autovacuum_pattern('t32');
+($want) = predict($vm, 32);
+is($want, $pages, 'model: threshold 32 reads every page');
+like($entry, qr/pages: 0 removed, $pages remain, $want scanned/,
+	"autovacuum with threshold 32 scanned $want pages");
+unlike($entry, qr/skip thresholds/, 'stock thresholds are not reported');
+
+$node->stop;
+done_testing();

@@ -1,0 +1,172 @@
+"""pytest driver for vacskip: servers, extension builds and clusters.
+
+The servers come from VACSKIP_SERVERS, set by tools/test (make test):
+comma-separated NAME=PREFIX entries, NAME being MAJOR-VARIANT with VARIANT
+patched (our build with patches/pgMAJOR), stock (our build of the same
+pristine source) or debian (Debian's package), optionally followed by "+tap"
+for servers with the TAP test modules, e.g.
+"18-patched+tap=/var/cache/vacskip/.../install".
+
+Tests receive a `server` parameter for every server they apply to:
+  @pytest.mark.patched  only servers with the skip threshold hook
+  @pytest.mark.stock    only servers without it
+  @pytest.mark.tap      only servers built with TAP support
+Tests whose marks exclude a server are not generated for it (never skipped).
+"""
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pgcluster import (VARIANTS, Cluster, Server, as_build_user, install_extension,
+                       make_workdir, remove_tree)
+
+TOP = Path(__file__).resolve().parent.parent
+
+
+def parse_servers(spec):
+    servers = []
+    for item in filter(None, (s.strip() for s in spec.split(","))):
+        name, _, prefix = item.partition("=")
+        tap = name.endswith("+tap")
+        name = name.removesuffix("+tap")
+        major, _, variant = name.partition("-")
+        if variant not in VARIANTS or not major.isdigit() or not prefix:
+            raise pytest.UsageError(f"bad VACSKIP_SERVERS entry {item!r}")
+        servers.append(Server(name=name, prefix=Path(prefix), major=int(major),
+                              variant=variant, tap=tap))
+    return servers
+
+
+SERVERS = parse_servers(os.environ.get("VACSKIP_SERVERS", ""))
+
+
+def pytest_configure(config):
+    for mark, text in (("patched", "needs a server with the skip threshold hook"),
+                       ("stock", "needs a server without the hook"),
+                       ("tap", "needs a server built with TAP support")):
+        config.addinivalue_line("markers", f"{mark}: {text}")
+    if not SERVERS:
+        raise pytest.UsageError("VACSKIP_SERVERS is not set; run the suite with `make test`")
+
+
+def pytest_generate_tests(metafunc):
+    if "server" not in metafunc.fixturenames:
+        return
+    wanted = SERVERS
+    if metafunc.definition.get_closest_marker("patched"):
+        wanted = [s for s in wanted if s.patched]
+    if metafunc.definition.get_closest_marker("stock"):
+        wanted = [s for s in wanted if not s.patched]
+    if metafunc.definition.get_closest_marker("tap"):
+        wanted = [s for s in wanted if s.tap]
+    metafunc.parametrize("server", wanted, ids=[s.name for s in wanted], indirect=True)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Drop tests whose marks exclude every configured server: they do not
+    apply to this run (pytest would otherwise report them as skipped)."""
+    keep, drop = [], []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if "server" in item.fixturenames and (callspec is None or
+                                               "server" not in callspec.params):
+            drop.append(item)
+        else:
+            keep.append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.hookimpl(tryfirst=True, hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, "rep_" + rep.when, rep)
+    if rep.failed:
+        _any_failure[0] = True
+
+
+# Set when a test fails, so that the session keeps its clusters and logs.
+_any_failure = [False]
+
+
+@pytest.fixture(scope="session")
+def workdir():
+    path = make_workdir("vacskip-test-")
+    yield path
+    if os.environ.get("VACSKIP_KEEP") is None and not _any_failure[0]:
+        remove_tree(path)
+    else:
+        print(f"\nkept test clusters and logs in {path}")
+
+
+@pytest.fixture(scope="session")
+def ext_build(workdir):
+    """Build vacskip once per major, against the patched server when there is
+    one, and install the same vacskip.so into every server of that major."""
+    built = {}
+
+    def get(server):
+        if server.major in built:
+            return built[server.major]
+        same_major = [s for s in SERVERS if s.major == server.major]
+        primary = next((s for s in same_major if s.patched), server)
+        src = install_extension(TOP, workdir / f"ext-{server.major}", primary.pg_config,
+                                [s.pg_config for s in same_major])
+        built[server.major] = src
+        return src
+
+    return get
+
+
+@pytest.fixture
+def server(request, ext_build):
+    srv = request.param
+    ext_build(srv)
+    return srv
+
+
+@pytest.fixture
+def make_cluster(request, workdir):
+    """Factory: make_cluster(server, settings) -> started Cluster.
+
+    Stopped at the end of the test; fails the test when a server process was
+    terminated by a signal; prints the log tail when the test failed."""
+    clusters = []
+
+    def make(server, settings=None, start=True):
+        c = Cluster(server, workdir, settings, name=request.node.name[:40]
+                    .replace("[", "-").replace("]", "").replace("/", "_"))
+        clusters.append(c)
+        return c.start() if start else c
+
+    yield make
+    crashed = []
+    for c in clusters:
+        try:
+            c.stop()
+        except RuntimeError as e:
+            crashed.append(f"{c.base}: stop failed: {e}")
+        if c.crashed():
+            crashed.append(f"{c.base}: a server process was terminated by a signal")
+        failed = getattr(request.node, "rep_call", None)
+        if crashed or (failed is not None and failed.failed):
+            print(f"\n--- log of {c.base} (last 60 lines) ---")
+            print("\n".join(c.log().splitlines()[-60:]))
+    if crashed:
+        pytest.fail("\n".join(crashed))
+
+
+@pytest.fixture
+def node(server, make_cluster):
+    """A started cluster with vacskip in shared_preload_libraries."""
+    return make_cluster(server, {"shared_preload_libraries": "'vacskip'"})
+
+
+def run_as_build_user(cmd, env=None, cwd=None):
+    return subprocess.run(as_build_user(cmd), env=env, cwd=cwd, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
