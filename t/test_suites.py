@@ -4,6 +4,7 @@ the patched PostgreSQL tree."""
 
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -63,3 +64,24 @@ def test_core_regression_suite(server):
                          stderr=subprocess.STDOUT)
     print(res.stdout)
     assert res.returncode == 0, "core make check failed"
+
+
+def test_extension_builds_cleanly(server, tmp_path):
+    """vacskip builds against this server's PGXS with -Wall -Wextra -Werror,
+    including PGXS's LLVM bitcode step where the server was built with LLVM
+    (Debian's packages are)."""
+    src = tmp_path / "vacskip"
+    shutil.copytree(TOP, src, ignore=shutil.ignore_patterns(
+        ".git", "results", "tmp_check", "*.o", "*.so", "*.bc", "__pycache__"))
+    res = subprocess.run(["make", "-C", str(src), f"PG_CONFIG={server.pg_config}"],
+                         text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    print(res.stdout)
+    assert res.returncode == 0
+    assert (src / "vacskip.so").exists()
+    with_llvm = "--with-llvm" in subprocess.run(
+        [str(server.pg_config), "--configure"], text=True,
+        stdout=subprocess.PIPE).stdout
+    objects = sorted(p.stem for p in src.glob("src/*/*.o"))
+    bitcode = sorted(p.stem for p in src.glob("src/*/*.bc"))
+    assert objects
+    assert bitcode == (objects if with_llvm else [])
