@@ -1,0 +1,36 @@
+"""vacskip chains to a skip threshold hook installed before it."""
+
+import shutil
+
+import pytest
+
+from conftest import TOP
+from pgcluster import as_build_user, give_to_build_user, run
+from vacuum_model import make_pattern_table, parse_report, vacuum_verbose
+
+
+@pytest.mark.patched
+def test_vacskip_calls_previous_hook(server, make_cluster, workdir):
+    src = workdir / f"skip_probe-{server.name}"
+    shutil.copytree(TOP / "t" / "modules" / "skip_probe", src)
+    give_to_build_user(src)
+    run(as_build_user(["make", "-C", src, "-s", f"PG_CONFIG={server.pg_config}",
+                       "install"]))
+
+    # skip_probe installs its hook first; vacskip saves and chains to it
+    node = make_cluster(server, {"shared_preload_libraries": "'skip_probe,vacskip'"})
+    notices = []
+    with node.connect() as conn:
+        conn.add_notice_handler(lambda d: notices.append(d.message_primary)
+                                if d.severity_nonlocalized == "NOTICE" else None)
+        make_pattern_table(conn, pages=100, every=10)
+        conn.execute("SET vacskip.threshold = 4")
+        notices.clear()     # make_pattern_table's VACUUM (FREEZE) called it too
+        report = parse_report(vacuum_verbose(conn))
+
+    # the probe ran first, with the core's defaults, once for the table (and
+    # once for its TOAST table); vacskip then set the thresholds it reports
+    assert "skip_probe: t, 100 pages, aggressive 0, got 32/32" in notices
+    assert len([n for n in notices if n.startswith("skip_probe:")]) == 2
+    assert report.thresholds == (4, 4)
+    assert report.scanned == 11
