@@ -103,7 +103,6 @@ class Cluster:
         self.logfile = self.base / "server.log"
         self.base.mkdir(parents=True)
         give_to_build_user(self.base)
-        self._log_offset = 0
         self.running = False
         run(as_build_user([self.server.bindir / "initdb", "--nosync", "-A", "trust",
                            "-U", "postgres", "-E", "UTF8", "--no-locale",
@@ -141,14 +140,9 @@ class Cluster:
             self.pg_ctl("-m", "fast", "stop")
             self.running = False
 
-    def restart(self):
-        self.stop()
-        self.start()
-
     def connect(self, dbname="postgres", **kw):
-        conn = psycopg.connect(host="127.0.0.1", port=self.port, user="postgres",
+        return psycopg.connect(host="127.0.0.1", port=self.port, user="postgres",
                                dbname=dbname, autocommit=True, **kw)
-        return conn
 
     def env(self):
         """Environment for client programs (pg_regress, psql) against this node."""
@@ -162,13 +156,6 @@ class Cluster:
             return self.logfile.read_text(errors="replace")
         except FileNotFoundError:
             return ""
-
-    def new_log(self):
-        """Log text written since the last call."""
-        text = self.log()
-        new = text[self._log_offset:]
-        self._log_offset = len(text)
-        return new
 
     def crashed(self):
         return re.search(r"terminated by signal", self.log()) is not None
