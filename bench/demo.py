@@ -24,11 +24,13 @@ def main(prefix, pages=10000):
     server = Server(name=f"{major}-patched", prefix=Path(prefix), major=major,
                     variant="patched", tap=False)
     work = make_workdir("vacskip-demo-")
-    install_extension(TOP, work / "ext", server.pg_config, [server.pg_config])
-    node = Cluster(server, work, {"shared_preload_libraries": "'vacskip'"}).start()
+    node = None
     try:
-        print(f"PostgreSQL {version} with vacskip; table: {pages} pages, all-frozen, then one row updated on every "
-              f"{EVERY}th page ({len(range(0, pages, EVERY))} pages)")
+        install_extension(TOP, work / "ext", server.pg_config, [server.pg_config])
+        node = Cluster(server, work, {"shared_preload_libraries": "'vacskip'"}).start()
+        print(f"PostgreSQL {version} with vacskip; table: {pages} pages, all-frozen, "
+              f"then one row updated on every {EVERY}th page "
+              f"({len(range(0, pages, EVERY))} pages)")
         results = {}
         with node.connect() as conn:
             for threshold in (32, 4):
@@ -43,9 +45,9 @@ def main(prefix, pages=10000):
             return 1
         return 0
     finally:
-        node.stop()
+        if node is not None:
+            node.stop()
         remove_tree(work)
-
 
 if __name__ == "__main__":
     sys.exit(main(*sys.argv[1:2], *map(int, sys.argv[2:3])))
