@@ -162,9 +162,10 @@ class Cluster:
 
 
 def install_extension(top, dest, build_with, install_into):
-    """Copy the vacskip tree `top` to `dest`, build it once against the server
-    whose pg_config is `build_with`, and install that same vacskip.so into
-    every server in `install_into` (pg_config paths)."""
+    """Copy a PGXS module's tree `top` (vacskip, or a test module) to `dest`,
+    build it once against the server whose pg_config is `build_with`, and
+    install that same build into every server in `install_into` (pg_config
+    paths)."""
     shutil.copytree(top, dest, ignore=shutil.ignore_patterns(
         ".git", "results", "tmp_check", "log", "*.o", "*.so", "*.bc", "__pycache__"))
     give_to_build_user(dest)

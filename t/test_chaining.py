@@ -1,21 +1,17 @@
 """vacskip chains to a skip threshold hook installed before it."""
 
-import shutil
-
 import pytest
 
 from conftest import TOP
-from pgcluster import as_build_user, give_to_build_user, run
+from pgcluster import install_extension
 from vacuum_model import make_pattern_table, parse_report, vacuum_verbose
 
 
 @pytest.mark.patched
 def test_vacskip_calls_previous_hook(server, make_cluster, workdir):
-    src = workdir / f"skip_probe-{server.name}"
-    shutil.copytree(TOP / "t" / "modules" / "skip_probe", src)
-    give_to_build_user(src)
-    run(as_build_user(["make", "-C", src, "-s", f"PG_CONFIG={server.pg_config}",
-                       "install"]))
+    install_extension(TOP / "t" / "modules" / "skip_probe",
+                      workdir / f"skip_probe-{server.name}", server.pg_config,
+                      [server.pg_config])
 
     # skip_probe installs its hook first; vacskip saves and chains to it
     node = make_cluster(server, {"shared_preload_libraries": "'skip_probe,vacskip'"})

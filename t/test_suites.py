@@ -4,13 +4,13 @@ the patched PostgreSQL tree."""
 
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from conftest import TOP, run_as_build_user
+from pgcluster import install_extension, run
 
 
 def _print_file(path, limit=300):
@@ -66,21 +66,13 @@ def test_core_regression_suite(server):
     assert res.returncode == 0, "core make check failed"
 
 
-def test_extension_builds_cleanly(server, tmp_path):
+def test_extension_builds_cleanly(server, workdir):
     """vacskip builds against this server's PGXS with -Wall -Wextra -Werror,
     including PGXS's LLVM bitcode step where the server was built with LLVM
     (Debian's packages are)."""
-    src = tmp_path / "vacskip"
-    shutil.copytree(TOP, src, ignore=shutil.ignore_patterns(
-        ".git", "results", "tmp_check", "*.o", "*.so", "*.bc", "__pycache__"))
-    res = subprocess.run(["make", "-C", str(src), f"PG_CONFIG={server.pg_config}"],
-                         text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    print(res.stdout)
-    assert res.returncode == 0
+    src = install_extension(TOP, workdir / f"build-{server.name}", server.pg_config, [])
     assert (src / "vacskip.so").exists()
-    with_llvm = "--with-llvm" in subprocess.run(
-        [str(server.pg_config), "--configure"], text=True,
-        stdout=subprocess.PIPE).stdout
+    with_llvm = "--with-llvm" in run([server.pg_config, "--configure"])
     objects = sorted(p.stem for p in src.glob("src/*/*.o"))
     bitcode = sorted(p.stem for p in src.glob("src/*/*.bc"))
     assert objects
