@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from pgcluster import (VARIANTS, Cluster, Server, as_build_user, install_extension,
-                       make_workdir, remove_tree)
+                       make_workdir, private_copy, remove_tree)
 
 TOP = Path(__file__).resolve().parent.parent
 
@@ -105,7 +105,16 @@ def workdir():
 
 
 @pytest.fixture(scope="session")
-def ext_build(workdir):
+def private_servers(workdir):
+    """The servers of this session, each a private copy of its installation
+    (PostgreSQL installations are relocatable), so that installing vacskip
+    changes neither the build cache nor the system's packages, and concurrent
+    sessions testing different trees do not overwrite each other's module."""
+    return {s.name: private_copy(s, workdir / "servers" / s.name) for s in SERVERS}
+
+
+@pytest.fixture(scope="session")
+def ext_build(workdir, private_servers):
     """Build vacskip once per major, against the patched server when there is
     one, and install the same vacskip.so into every server of that major."""
     built = {}
@@ -113,7 +122,7 @@ def ext_build(workdir):
     def get(server):
         if server.major in built:
             return built[server.major]
-        same_major = [s for s in SERVERS if s.major == server.major]
+        same_major = [s for s in private_servers.values() if s.major == server.major]
         primary = next((s for s in same_major if s.patched), server)
         src = install_extension(TOP, workdir / f"ext-{server.major}", primary.pg_config,
                                 [s.pg_config for s in same_major])
@@ -124,8 +133,8 @@ def ext_build(workdir):
 
 
 @pytest.fixture
-def server(request, ext_build):
-    srv = request.param
+def server(request, ext_build, private_servers):
+    srv = private_servers[request.param.name]
     ext_build(srv)
     return srv
 

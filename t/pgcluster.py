@@ -14,6 +14,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -176,6 +177,28 @@ def install_extension(top, dest, build_with, install_into):
         # our builds belong to the build user; a packaged server to root
         run(cmd if Path(pkglibdir).stat().st_uid == 0 else as_build_user(cmd))
     return dest
+
+
+def private_copy(server, dest):
+    """Copy a server's installation to `dest` and return the Server for the
+    copy.  Our builds are one prefix; Debian's package is spread over
+    /usr/lib/postgresql/N and /usr/share/postgresql/N (with headers under
+    /usr/include), which PostgreSQL finds relative to its bin directory, so
+    the copy keeps that shape under `dest`."""
+    if server.variant == "debian":
+        usr = server.prefix.parent.parent.parent            # /usr
+        rel = server.prefix.relative_to(usr)                 # lib/postgresql/N
+        shutil.copytree(server.prefix, dest / rel, symlinks=True)
+        share = usr / "share" / "postgresql" / str(server.major)
+        shutil.copytree(share, dest / "share" / "postgresql" / str(server.major),
+                        symlinks=True)
+        (dest / "include").symlink_to(usr / "include")
+        new_prefix = dest / rel
+    else:
+        shutil.copytree(server.prefix, dest, symlinks=True)
+        new_prefix = dest
+    give_to_build_user(dest)
+    return dataclasses.replace(server, prefix=new_prefix)
 
 
 def remove_tree(path):
