@@ -5,11 +5,14 @@ EXTENSION = vacskip
 EXTVERSION = 1.0
 MODULE_big = vacskip
 OBJS = \
+	src/core/model.o \
 	src/core/policy.o \
+	src/core/vmscan.o \
 	src/pg/functions.o \
 	src/pg/guc.o \
 	src/pg/hook.o \
-	src/pg/init.o
+	src/pg/init.o \
+	src/pg/inputs.o
 DATA = vacskip--$(EXTVERSION).sql
 
 REGRESS = create_extension threshold_guc hook

@@ -5,12 +5,12 @@ import subprocess
 from conftest import TOP
 
 
-def test_core_policy(tmp_path):
-    exe = tmp_path / "test_policy"
+def test_core(tmp_path):
+    exe = tmp_path / "test_core"
     subprocess.run(["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-g",
                     "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-                    "-o", str(exe), str(TOP / "t/unit/test_policy.cpp"),
-                    str(TOP / "src/core/policy.cpp")], check=True)
+                    "-o", str(exe), str(TOP / "t/unit/test_core.cpp"),
+                    *map(str, sorted((TOP / "src/core").glob("*.cpp")))], check=True)
     res = subprocess.run([str(exe)], text=True, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT)
     print(res.stdout)

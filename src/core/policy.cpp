@@ -6,11 +6,9 @@
 namespace vacskip {
 
 Thresholds choose_thresholds(int setting) {
-    if (!threshold_setting_valid(setting))
-        throw std::invalid_argument("invalid vacskip.threshold setting " +
+    if (setting < kThresholdMin || setting > kThresholdMax)
+        throw std::invalid_argument("invalid fixed vacskip.threshold " +
                                     std::to_string(setting));
-    if (setting == kThresholdAutotune)
-        return {kStockThreshold, kStockThreshold};
     const auto t = static_cast<std::uint32_t>(setting);
     return {t, t};
 }

@@ -1,5 +1,5 @@
-// The threshold policy: from the user's setting to the two skip thresholds
-// that VACUUM uses for one relation.  Pure C++17, no PostgreSQL headers.
+// The threshold setting: from vacskip.threshold to fixed skip thresholds.
+// Pure C++17, no PostgreSQL headers.
 #pragma once
 #include "cpp_only.hpp"
 
@@ -27,8 +27,8 @@ constexpr bool threshold_setting_valid(int setting) {
            (setting >= kThresholdMin && setting <= kThresholdMax);
 }
 
-// The thresholds for a valid setting.  Autotuning is not implemented yet
-// and keeps the stock threshold.
+// The thresholds for a fixed setting (1..1000000); throws
+// std::invalid_argument otherwise (autotuning is decide() in model.hpp).
 Thresholds choose_thresholds(int setting);
 
 }  // namespace vacskip

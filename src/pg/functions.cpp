@@ -1,6 +1,6 @@
 // SQL-callable functions.
-#include "guard.hpp"
 #include "module.hpp"
+#include "guard.hpp"
 #include "postgres.hpp"
 
 extern "C" {

@@ -1,7 +1,7 @@
 // vacskip.threshold
 #include "../core/policy.hpp"
-#include "guard.hpp"
 #include "module.hpp"
+#include "guard.hpp"
 
 namespace {
 

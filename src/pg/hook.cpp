@@ -1,10 +1,11 @@
 // The skip threshold hook: core VACUUM -> here -> policy (src/core) -> core.
 #include <dlfcn.h>
 
-#include "../core/policy.hpp"
+#include "../core/model.hpp"
+#include "inputs.hpp"
+#include "module.hpp"
 #include "compat.hpp"
 #include "guard.hpp"
-#include "module.hpp"
 
 namespace {
 
@@ -30,10 +31,12 @@ vacskip_skip_threshold_hook(Relation rel, const struct VacuumParams *params,
 		if (prev_skip_threshold_hook)
 			prev_skip_threshold_hook(rel, params, aggressive, rel_pages,
 									 thresholds);
-		const vacskip::Thresholds chosen =
-			vacskip::choose_thresholds(vacskip::pg::threshold_setting());
-		thresholds->all_frozen = chosen.all_frozen;
-		thresholds->all_visible = chosen.all_visible;
+		(void) aggressive;
+		(void) rel_pages;
+		const vacskip::Decision d = vacskip::pg::decide_for(rel, params);
+
+		thresholds->all_frozen = d.thresholds.all_frozen;
+		thresholds->all_visible = d.thresholds.all_visible;
 	});
 }
 }
@@ -51,6 +54,19 @@ hook_init()
 		return;
 	prev_skip_threshold_hook = *core_hook;
 	*core_hook = vacskip_skip_threshold_hook;
+}
+
+vacskip::Decision
+decide_for(Relation rel, const struct VacuumParams *params)
+{
+	const int	setting = threshold_setting();
+	vacskip::StorageInputs storage;
+	vacskip::FreezeInputs freeze;
+	StorageSources sources;
+
+	read_storage(rel, &storage, &sources);
+	read_freeze(rel, params, &freeze);
+	return vacskip::decide(setting, storage, freeze);
 }
 
 bool

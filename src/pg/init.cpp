@@ -1,6 +1,6 @@
 // _PG_init: a table of contents of the module.
-#include "guard.hpp"
 #include "module.hpp"
+#include "guard.hpp"
 #include "postgres.hpp"
 
 extern "C" {

@@ -1,0 +1,83 @@
+// The autotuner's cost model: from the storage settings a DBA gives
+// PostgreSQL to the skip thresholds of one VACUUM.  Pure C++17, no
+// PostgreSQL headers.  docs/model.md explains the model.
+#pragma once
+#include "cpp_only.hpp"
+
+#include <cstdint>
+
+#include "policy.hpp"
+
+namespace vacskip {
+
+// How the server performs I/O (io_method on 18; 15 has none: kNone).
+enum class IoMethod { kNone, kSync, kWorker, kIoUring, kOther };
+
+// Storage settings in effect for one relation (per tablespace where
+// PostgreSQL allows it), plus the server facts that decide which matter.
+struct StorageInputs {
+    int server_major = 18;
+    double random_page_cost = 4.0;
+    double seq_page_cost = 1.0;
+    int effective_io_concurrency = 16;
+    int maintenance_io_concurrency = 16;
+    int io_combine_limit = 16;          // pages; 0 where the server has none
+    IoMethod io_method = IoMethod::kWorker;
+};
+
+// The storage settings PostgreSQL `major` ships with.
+StorageInputs default_storage(int major);
+
+// How far the relation is from the next aggressive VACUUM.
+struct FreezeInputs {
+    std::int64_t relfrozenxid_age = 0;
+    std::int64_t freeze_table_age = 150000000;             // effective value
+    std::int64_t relminmxid_age = 0;
+    std::int64_t multixact_freeze_table_age = 150000000;   // effective value
+};
+
+// Once relfrozenxid (or relminmxid) is older than this fraction of the
+// effective freeze table age, an autotuned VACUUM reads runs that contain
+// all-visible, unfrozen pages, so that it can advance relfrozenxid.
+constexpr double kReadThroughFraction = 0.5;
+
+// A threshold no run reaches: the run is always read.
+constexpr std::uint32_t kReadThrough = 0xFFFFFFFFu;
+
+struct CostModel {
+    // What breaking the read stream (skipping a run, then reading on) costs,
+    // in sequential page reads.  +infinity when seq_page_cost <= 0.
+    double break_penalty;
+    // The I/O concurrency over which that cost is amortised.
+    int concurrency;
+};
+
+CostModel cost_model(const StorageInputs &in);
+
+// The all-frozen threshold the model chooses: skipping a run of L pages
+// saves L page reads and costs one break, so runs with L >= break_penalty
+// are skipped; clamped to 1..kStockThreshold so that vacskip never reads
+// more than stock PostgreSQL.
+std::uint32_t tuned_threshold(const CostModel &model);
+
+// The model's cost of a VACUUM that reads `pages_scanned` pages in
+// `io_runs` runs of consecutive pages, in seq_page_cost units.
+double estimated_cost(const CostModel &model, std::uint64_t pages_scanned,
+                      std::uint64_t io_runs);
+
+// Whether relfrozenxid or relminmxid is old enough to read all-visible runs.
+bool relfrozenxid_due(const FreezeInputs &in);
+
+struct Decision {
+    Thresholds thresholds;
+    bool autotuned;        // vacskip.threshold = -1
+    bool read_through;     // all-visible runs read so relfrozenxid can advance
+    CostModel model;
+    char reason[400];      // one line for vacskip.explain_threshold()
+};
+
+// The thresholds for one VACUUM under vacskip.threshold = `setting`.
+// Throws std::invalid_argument for an invalid setting.
+Decision decide(int setting, const StorageInputs &storage, const FreezeInputs &freeze);
+
+}  // namespace vacskip
