@@ -15,7 +15,7 @@ OBJS = \
 	src/pg/inputs.o
 DATA = vacskip--$(EXTVERSION).sql
 
-REGRESS = create_extension threshold_guc hook
+REGRESS = create_extension threshold_guc hook functions
 TAP_TESTS = 1
 
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Werror -Wno-register

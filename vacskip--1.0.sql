@@ -10,3 +10,86 @@ LANGUAGE C STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION hook_active() IS
 'true when this server has the vacuum skip threshold hook, so vacskip.threshold takes effect';
+
+CREATE FUNCTION status(
+    OUT hook_available boolean,
+    OUT threshold_setting integer,
+    OUT mode text,
+    OUT server_version_num integer)
+RETURNS record
+AS 'MODULE_PATHNAME', 'vacskip_status'
+LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION status() IS
+'whether the hook is there, vacskip.threshold, auto or fixed mode, and the server version';
+
+CREATE FUNCTION effective_threshold(rel regclass)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'vacskip_effective_threshold'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION effective_threshold(regclass) IS
+'the skip threshold for all-frozen runs that the next VACUUM of rel would use';
+
+CREATE FUNCTION explain_threshold(
+    rel regclass,
+    OUT relation regclass,
+    OUT tablespace name,
+    OUT random_page_cost float8,
+    OUT random_page_cost_source text,
+    OUT seq_page_cost float8,
+    OUT seq_page_cost_source text,
+    OUT effective_io_concurrency integer,
+    OUT effective_io_concurrency_source text,
+    OUT maintenance_io_concurrency integer,
+    OUT maintenance_io_concurrency_source text,
+    OUT io_combine_limit integer,
+    OUT io_method text,
+    OUT concurrency_used integer,
+    OUT break_penalty float8,
+    OUT relfrozenxid_age bigint,
+    OUT freeze_table_age bigint,
+    OUT relminmxid_age bigint,
+    OUT multixact_freeze_table_age bigint,
+    OUT read_through_all_visible boolean,
+    OUT mode text,
+    OUT all_frozen_threshold bigint,
+    OUT all_visible_threshold bigint,
+    OUT reason text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'vacskip_explain_threshold'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION explain_threshold(regclass) IS
+'every input the autotuner reads for rel, with its source, the thresholds chosen and why';
+
+CREATE FUNCTION simulate(
+    rel regclass,
+    thresholds integer[] DEFAULT '{1,2,4,8,16,32}',
+    aggressive boolean DEFAULT false,
+    OUT threshold integer,
+    OUT pages_total bigint,
+    OUT pages_scanned bigint,
+    OUT pages_read_through bigint,
+    OUT io_runs bigint,
+    OUT relfrozenxid_can_advance boolean,
+    OUT est_cost float8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'vacskip_simulate'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE ROWS 6;
+
+COMMENT ON FUNCTION simulate(regclass, integer[], boolean) IS
+'what VACUUM of rel would read under each threshold, from the live visibility map';
+
+-- They read any table's visibility map and settings: like pg_visibility,
+-- for superusers and members of pg_stat_scan_tables.
+REVOKE ALL ON FUNCTION hook_active() FROM PUBLIC;
+REVOKE ALL ON FUNCTION status() FROM PUBLIC;
+REVOKE ALL ON FUNCTION effective_threshold(regclass) FROM PUBLIC;
+REVOKE ALL ON FUNCTION explain_threshold(regclass) FROM PUBLIC;
+REVOKE ALL ON FUNCTION simulate(regclass, integer[], boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION hook_active() TO pg_stat_scan_tables;
+GRANT EXECUTE ON FUNCTION status() TO pg_stat_scan_tables;
+GRANT EXECUTE ON FUNCTION effective_threshold(regclass) TO pg_stat_scan_tables;
+GRANT EXECUTE ON FUNCTION explain_threshold(regclass) TO pg_stat_scan_tables;
+GRANT EXECUTE ON FUNCTION simulate(regclass, integer[], boolean) TO pg_stat_scan_tables;

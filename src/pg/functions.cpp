@@ -1,10 +1,211 @@
-// SQL-callable functions.
+// SQL-callable functions: vacskip.status(), effective_threshold(),
+// explain_threshold(), simulate(), hook_active().  They only read (the
+// catalogs and the visibility map), so they work on servers without the hook.
+#include <new>
+
+#include "../core/model.hpp"
+#include "../core/vmscan.hpp"
+#include "inputs.hpp"
 #include "module.hpp"
 #include "guard.hpp"
 #include "postgres.hpp"
 
+
+namespace {
+
+// Bytes of visibility map per map page (visibilitymap.c's MAPSIZE; part of
+// the on-disk format).
+constexpr Size kMapBytesPerPage = BLCKSZ - MAXALIGN(SizeOfPageHeaderData);
+
+// At most this many thresholds per simulate() call.
+constexpr int kMaxThresholds = 1000;
+
+// Open a relation the functions can answer for: a heap table or
+// materialized view of this session or a permanent one.
+Relation
+open_heap_relation(Oid relid)
+{
+	Relation	rel = try_relation_open(relid, AccessShareLock);
+
+	if (rel == nullptr)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	const char	relkind = rel->rd_rel->relkind;
+
+	if (relkind == RELKIND_TOASTVALUE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is a TOAST table", RelationGetRelationName(rel)),
+				 errhint("VACUUM processes a TOAST table together with its table; "
+						 "VACUUM (VERBOSE) of that table reports both.")));
+	if (relkind == RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is a partitioned table", RelationGetRelationName(rel)),
+				 errdetail("A partitioned table has no storage of its own."),
+				 errhint("Ask about each partition.")));
+	if (relkind != RELKIND_RELATION && relkind != RELKIND_MATVIEW)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a table or materialized view",
+						RelationGetRelationName(rel)),
+				 errdetail_relkind_not_supported(relkind)));
+	if (rel->rd_rel->relam != HEAP_TABLE_AM_OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" does not use the heap access method",
+						RelationGetRelationName(rel))));
+	if (RELATION_IS_OTHER_TEMP(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary tables of other sessions")));
+	return rel;
+}
+
+// The thresholds the next VACUUM of rel uses: vacskip's choice on a server
+// with the hook, stock's 32 on one without.
+vacskip::Decision
+next_vacuum_decision(Relation rel)
+{
+	vacskip::Decision d = vacskip::pg::decide_for(rel, nullptr);
+
+	if (!vacskip::pg::hook_active())
+	{
+		const vacskip::Thresholds chosen = d.thresholds;
+
+		d.thresholds = {vacskip::kStockThreshold, vacskip::kStockThreshold};
+		snprintf(d.reason, sizeof(d.reason),
+				 "this server has no skip threshold hook, so VACUUM uses the stock "
+				 "threshold %u (vacskip would choose %u all-frozen, %u all-visible)",
+				 vacskip::kStockThreshold, chosen.all_frozen, chosen.all_visible);
+	}
+	return d;
+}
+
+const char *
+mode_name(int setting)
+{
+	return setting == vacskip::kThresholdAutotune ? "auto" : "fixed";
+}
+
+const char *
+source_name(bool tablespace)
+{
+	return tablespace ? "tablespace" : "global";
+}
+
+const char *
+io_method_name(vacskip::IoMethod m)
+{
+	switch (m)
+	{
+		case vacskip::IoMethod::kSync:
+			return "sync";
+		case vacskip::IoMethod::kWorker:
+			return "worker";
+		case vacskip::IoMethod::kIoUring:
+			return "io_uring";
+		case vacskip::IoMethod::kOther:
+			return "other";
+		case vacskip::IoMethod::kNone:
+			break;
+	}
+	return nullptr;
+}
+
+TupleDesc
+result_tupdesc(FunctionCallInfo fcinfo)
+{
+	TupleDesc	tupdesc;
+
+	if (get_call_result_type(fcinfo, nullptr, &tupdesc) != TYPEFUNC_COMPOSITE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("function returning record called in context "
+						"that cannot accept type record")));
+	return BlessTupleDesc(tupdesc);
+}
+
+// The thresholds argument of simulate(), checked.
+int32 *
+thresholds_arg(ArrayType *arr, int *count)
+{
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("thresholds must be a one-dimensional array")));
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	deconstruct_array(arr, INT4OID, sizeof(int32), true, TYPALIGN_INT,
+					  &elems, &nulls, &n);
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("thresholds must not be empty")));
+	if (n > kMaxThresholds)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many thresholds: %d", n),
+				 errdetail("At most %d thresholds can be simulated at once.",
+						   kMaxThresholds)));
+	int32	   *out = static_cast<int32 *>(palloc(sizeof(int32) * n));
+
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("thresholds must not contain null values")));
+		out[i] = DatumGetInt32(elems[i]);
+		if (out[i] < vacskip::kThresholdMin || out[i] > vacskip::kThresholdMax)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("threshold %d is out of range", out[i]),
+					 errdetail("Thresholds must be between %d and %d.",
+							   vacskip::kThresholdMin, vacskip::kThresholdMax)));
+	}
+	*count = n;
+	return out;
+}
+
+// Walk rel's visibility map once for all thresholds in results[0..n).
+void
+walk_visibility_map(Relation rel, BlockNumber rel_pages, bool aggressive,
+					vacskip::SimResult *results, int n)
+{
+	vacskip::VmWalker walker(rel_pages, aggressive, results, n);
+	SMgrRelation smgr = RelationGetSmgr(rel);
+	const BlockNumber map_pages = smgrexists(smgr, VISIBILITYMAP_FORKNUM) ?
+		smgrnblocks(smgr, VISIBILITYMAP_FORKNUM) : 0;
+	uint8	   *copy = static_cast<uint8 *>(palloc(kMapBytesPerPage));
+
+	for (BlockNumber mapblk = 0;
+		 mapblk < map_pages && walker.blocks_seen() < rel_pages; mapblk++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		Buffer		buf = ReadBufferExtended(rel, VISIBILITYMAP_FORKNUM, mapblk,
+											 RBM_ZERO_ON_ERROR, nullptr);
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		memcpy(copy, PageGetContents(BufferGetPage(buf)), kMapBytesPerPage);
+		UnlockReleaseBuffer(buf);
+		walker.feed(copy, kMapBytesPerPage);
+	}
+	walker.finish();
+	pfree(copy);
+}
+
+}  // namespace
+
 extern "C" {
 PG_FUNCTION_INFO_V1(vacskip_hook_active);
+PG_FUNCTION_INFO_V1(vacskip_status);
+PG_FUNCTION_INFO_V1(vacskip_effective_threshold);
+PG_FUNCTION_INFO_V1(vacskip_explain_threshold);
+PG_FUNCTION_INFO_V1(vacskip_simulate);
 
 Datum
 vacskip_hook_active(PG_FUNCTION_ARGS)
@@ -12,6 +213,146 @@ vacskip_hook_active(PG_FUNCTION_ARGS)
 	(void) fcinfo;
 	return vacskip::pg::guarded([] {
 		return BoolGetDatum(vacskip::pg::hook_active());
+	});
+}
+
+Datum
+vacskip_status(PG_FUNCTION_ARGS)
+{
+	return vacskip::pg::guarded([&] {
+		TupleDesc	tupdesc = result_tupdesc(fcinfo);
+		const int	setting = vacskip::pg::threshold_setting();
+		Datum		values[4];
+		bool		nulls[4] = {false, false, false, false};
+
+		values[0] = BoolGetDatum(vacskip::pg::hook_active());
+		values[1] = Int32GetDatum(setting);
+		values[2] = CStringGetTextDatum(mode_name(setting));
+		values[3] = Int32GetDatum(atoi(GetConfigOption("server_version_num", false, false)));
+		return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
+	});
+}
+
+Datum
+vacskip_effective_threshold(PG_FUNCTION_ARGS)
+{
+	return vacskip::pg::guarded([&] {
+		Relation	rel = open_heap_relation(PG_GETARG_OID(0));
+		const vacskip::Decision d = next_vacuum_decision(rel);
+
+		relation_close(rel, AccessShareLock);
+		return Int32GetDatum(static_cast<int32>(d.thresholds.all_frozen));
+	});
+}
+
+Datum
+vacskip_explain_threshold(PG_FUNCTION_ARGS)
+{
+	return vacskip::pg::guarded([&] {
+		const Oid	relid = PG_GETARG_OID(0);
+		TupleDesc	tupdesc = result_tupdesc(fcinfo);
+		Relation	rel = open_heap_relation(relid);
+		vacskip::StorageInputs storage;
+		vacskip::pg::StorageSources src;
+		vacskip::FreezeInputs freeze;
+
+		vacskip::pg::read_storage(rel, &storage, &src);
+		vacskip::pg::read_freeze(rel, nullptr, &freeze);
+		const vacskip::Decision d = next_vacuum_decision(rel);
+		const int	setting = vacskip::pg::threshold_setting();
+
+		relation_close(rel, AccessShareLock);
+
+		constexpr int ncols = 23;
+		Datum		v[ncols];
+		bool		nulls[ncols];
+		int			i = 0;
+
+		memset(nulls, 0, sizeof(nulls));
+		v[i++] = ObjectIdGetDatum(relid);
+		const char *spcname = get_tablespace_name(src.tablespace);
+
+		if (spcname)
+			v[i++] = DirectFunctionCall1(namein, CStringGetDatum(spcname));
+		else
+			nulls[i++] = true;
+		v[i++] = Float8GetDatum(storage.random_page_cost);
+		v[i++] = CStringGetTextDatum(source_name(src.random_page_cost));
+		v[i++] = Float8GetDatum(storage.seq_page_cost);
+		v[i++] = CStringGetTextDatum(source_name(src.seq_page_cost));
+		v[i++] = Int32GetDatum(storage.effective_io_concurrency);
+		v[i++] = CStringGetTextDatum(source_name(src.effective_io_concurrency));
+		v[i++] = Int32GetDatum(storage.maintenance_io_concurrency);
+		v[i++] = CStringGetTextDatum(source_name(src.maintenance_io_concurrency));
+		if (storage.io_combine_limit > 0)
+			v[i++] = Int32GetDatum(storage.io_combine_limit);
+		else
+			nulls[i++] = true;
+		if (const char *m = io_method_name(storage.io_method))
+			v[i++] = CStringGetTextDatum(m);
+		else
+			nulls[i++] = true;
+		v[i++] = Int32GetDatum(d.model.concurrency);
+		v[i++] = Float8GetDatum(d.model.break_penalty);
+		v[i++] = Int64GetDatum(freeze.relfrozenxid_age);
+		v[i++] = Int64GetDatum(freeze.freeze_table_age);
+		v[i++] = Int64GetDatum(freeze.relminmxid_age);
+		v[i++] = Int64GetDatum(freeze.multixact_freeze_table_age);
+		v[i++] = BoolGetDatum(d.read_through && vacskip::pg::hook_active());
+		v[i++] = CStringGetTextDatum(mode_name(setting));
+		v[i++] = Int64GetDatum(static_cast<int64>(d.thresholds.all_frozen));
+		v[i++] = Int64GetDatum(static_cast<int64>(d.thresholds.all_visible));
+		v[i++] = CStringGetTextDatum(d.reason);
+		Assert(i == ncols);
+		return HeapTupleGetDatum(heap_form_tuple(tupdesc, v, nulls));
+	});
+}
+
+Datum
+vacskip_simulate(PG_FUNCTION_ARGS)
+{
+	return vacskip::pg::guarded([&] {
+		const Oid	relid = PG_GETARG_OID(0);
+		int			n;
+		int32	   *thresholds = thresholds_arg(PG_GETARG_ARRAYTYPE_P(1), &n);
+		const bool	aggressive = PG_GETARG_BOOL(2);
+
+		InitMaterializedSRF(fcinfo, 0);
+		ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+		Relation	rel = open_heap_relation(relid);
+		vacskip::StorageInputs storage;
+		vacskip::pg::StorageSources src;
+
+		vacskip::pg::read_storage(rel, &storage, &src);
+		const vacskip::CostModel model = vacskip::cost_model(storage);
+		const BlockNumber rel_pages = RelationGetNumberOfBlocks(rel);
+		auto	   *results = static_cast<vacskip::SimResult *>(
+			palloc(sizeof(vacskip::SimResult) * n));
+
+		for (int i = 0; i < n; i++)
+		{
+			new (&results[i]) vacskip::SimResult();
+			results[i].threshold = static_cast<uint32>(thresholds[i]);
+		}
+		walk_visibility_map(rel, rel_pages, aggressive, results, n);
+		relation_close(rel, AccessShareLock);
+
+		for (int i = 0; i < n; i++)
+		{
+			const vacskip::SimResult &r = results[i];
+			Datum		v[7];
+			bool		nulls[7] = {false, false, false, false, false, false, false};
+
+			v[0] = Int32GetDatum(thresholds[i]);
+			v[1] = Int64GetDatum(static_cast<int64>(rel_pages));
+			v[2] = Int64GetDatum(static_cast<int64>(r.pages_scanned));
+			v[3] = Int64GetDatum(static_cast<int64>(r.pages_read_through));
+			v[4] = Int64GetDatum(static_cast<int64>(r.io_runs));
+			v[5] = BoolGetDatum(aggressive || !r.skipped_all_visible);
+			v[6] = Float8GetDatum(vacskip::estimated_cost(model, r.pages_scanned, r.io_runs));
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
+		}
+		return (Datum) 0;
 	});
 }
 }
