@@ -6,9 +6,14 @@ namespace vacskip {
 
 namespace {
 
-// Eight map bytes (32 heap blocks) at once.
-constexpr std::uint64_t kAllFrozenWord = ~std::uint64_t{0};
-constexpr std::uint64_t kVisibleBits = 0x5555555555555555ull;
+// The low bit of every 2-bit block entry in a 64-bit word of the map.
+constexpr std::uint64_t kLowBits = 0x5555555555555555ull;
+
+// Bits [from, to) of a word, to <= 64.
+constexpr std::uint64_t bit_range(unsigned from, unsigned to) {
+    const std::uint64_t upto = to >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << to) - 1;
+    return upto & ~((std::uint64_t{1} << from) - 1);
+}
 
 }  // namespace
 
@@ -16,31 +21,24 @@ VmWalker::VmWalker(std::uint64_t rel_pages, bool aggressive, SimResult *results,
                    std::size_t n)
     : rel_pages_(rel_pages), aggressive_(aggressive), results_(results), n_(n) {}
 
-// An unskippable block: the run of skippable blocks before it is skipped or
-// read whole, then the block itself is read.
-void VmWalker::unskippable() {
-    for (std::size_t i = 0; i < n_; ++i) {
-        SimResult &r = results_[i];
-        if (run_length_ > 0) {
-            const std::uint64_t threshold = r.threshold == 0 ? 1 : r.threshold;
-            if (run_length_ >= threshold) {
-                r.skipped_all_visible |= run_all_visible_;
-                r.last_scanned = false;
-            } else {
-                r.pages_scanned += run_length_;
-                r.pages_read_through += run_length_;
-                if (!r.last_scanned)
-                    ++r.io_runs;
-                r.last_scanned = true;
-            }
+// The run of skippable blocks before an unskippable block ends: each
+// threshold skips it or reads it whole.  Unskippable blocks themselves are
+// read at every threshold and only counted (unskippable_).
+void VmWalker::end_run() {
+    if (run_length_ > 0) {
+        // branch-free: on a fragmented map, run lengths are unpredictable
+        for (std::size_t i = 0; i < n_; ++i) {
+            SimResult &r = results_[i];
+            const bool skip = run_length_ >= r.threshold;   // 0 behaves as 1
+            r.skipped_runs += skip;
+            r.pages_read_through += skip ? 0 : run_length_;
+            r.skipped_all_visible |= skip & run_all_visible_;
+            r.first_run_skipped |= skip & !seen_unskippable_;
         }
-        ++r.pages_scanned;
-        if (!r.last_scanned)
-            ++r.io_runs;
-        r.last_scanned = true;
     }
     run_length_ = 0;
     run_all_visible_ = false;
+    seen_unskippable_ = true;
 }
 
 void VmWalker::block(unsigned bits) {
@@ -52,32 +50,49 @@ void VmWalker::block(unsigned bits) {
         if (!(bits & kMapAllFrozen))
             run_all_visible_ = true;
     } else {
-        unskippable();
+        end_run();
+        ++unskippable_;
     }
     ++next_block_;
+}
+
+// 32 blocks, none of them the last: find the unskippable ones a word at a time.
+void VmWalker::word(std::uint64_t w) {
+    if (w == ~std::uint64_t{0}) {   // all frozen: the common case
+        run_length_ += 32;
+        next_block_ += 32;
+        return;
+    }
+    const std::uint64_t visible = w & kLowBits;
+    const std::uint64_t frozen = (w >> 1) & kLowBits;
+    const std::uint64_t unfrozen = visible & ~frozen;   // all-visible, not frozen
+    std::uint64_t unskippable = ~(aggressive_ ? visible & frozen : visible) & kLowBits;
+    unsigned pos = 0;   // bit of the first block not yet accounted for
+    while (unskippable != 0) {
+        const unsigned bit = static_cast<unsigned>(__builtin_ctzll(unskippable));
+        run_length_ += (bit - pos) / 2;
+        if (unfrozen & bit_range(pos, bit))
+            run_all_visible_ = true;
+        end_run();
+        ++unskippable_;
+        pos = bit + 2;
+        unskippable &= unskippable - 1;
+    }
+    run_length_ += (64 - pos) / 2;
+    if (pos < 64 && (unfrozen & bit_range(pos, 64)))
+        run_all_visible_ = true;
+    next_block_ += 32;
 }
 
 void VmWalker::feed(const std::uint8_t *map, std::size_t len) {
     std::size_t i = 0;
     while (i < len && next_block_ < rel_pages_) {
-        // Fast path: 32 blocks, none of them the last, all visible; the
-        // common case of a mostly frozen table.
-        if (len - i >= 8 && next_block_ + 32 < rel_pages_) {
+        if (len - i >= 8 && next_block_ % 4 == 0 && next_block_ + 32 < rel_pages_) {
             std::uint64_t w;
             std::memcpy(&w, map + i, sizeof w);
-            if (w == kAllFrozenWord) {
-                run_length_ += 32;
-                next_block_ += 32;
-                i += 8;
-                continue;
-            }
-            if (!aggressive_ && (w & kVisibleBits) == kVisibleBits) {
-                run_length_ += 32;
-                run_all_visible_ = true;   // not all frozen, all visible
-                next_block_ += 32;
-                i += 8;
-                continue;
-            }
+            word(w);
+            i += 8;
+            continue;
         }
         const unsigned byte = map[i++];
         for (unsigned k = 0; k < kBlocksPerMapByte && next_block_ < rel_pages_; ++k)
@@ -86,15 +101,19 @@ void VmWalker::feed(const std::uint8_t *map, std::size_t len) {
 }
 
 void VmWalker::finish() {
-    if (next_block_ >= rel_pages_)
-        return;
-    // The first uncovered block ends any pending run; every block after it
-    // extends the same run of scanned blocks.
-    block(0);
-    const std::uint64_t rest = rel_pages_ - next_block_;
-    for (std::size_t i = 0; i < n_; ++i)
-        results_[i].pages_scanned += rest;
-    next_block_ = rel_pages_;
+    if (next_block_ < rel_pages_) {
+        // the map does not cover these blocks: none is all-visible
+        end_run();
+        unskippable_ += rel_pages_ - next_block_;
+        next_block_ = rel_pages_;
+    }
+    for (std::size_t i = 0; i < n_; ++i) {
+        SimResult &r = results_[i];
+        r.pages_scanned = unskippable_ + r.pages_read_through;
+        // a new run of read blocks starts after every skipped run, and at
+        // block 0 unless that is where a skipped run starts
+        r.io_runs = rel_pages_ == 0 ? 0 : 1 + r.skipped_runs - (r.first_run_skipped ? 1 : 0);
+    }
 }
 
 }  // namespace vacskip

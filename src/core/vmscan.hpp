@@ -25,7 +25,9 @@ struct SimResult {
     std::uint64_t pages_read_through = 0; // skippable pages read: run too short
     std::uint64_t io_runs = 0;            // maximal runs of consecutive scanned pages
     bool skipped_all_visible = false;     // skipped a run with an unfrozen page
-    bool last_scanned = false;            // (walker state) previous block scanned
+    // walker state
+    std::uint64_t skipped_runs = 0;
+    bool first_run_skipped = false;       // the run starting at block 0
 };
 
 class VmWalker {
@@ -46,7 +48,8 @@ public:
 
 private:
     void block(unsigned bits);
-    void unskippable();
+    void word(std::uint64_t w);
+    void end_run();
 
     std::uint64_t rel_pages_;
     bool aggressive_;
@@ -55,6 +58,8 @@ private:
     std::uint64_t next_block_ = 0;   // heap block the next map bits describe
     std::uint64_t run_length_ = 0;   // skippable blocks since the last unskippable
     bool run_all_visible_ = false;   // ... of which one is all-visible, unfrozen
+    bool seen_unskippable_ = false;  // past the first run
+    std::uint64_t unskippable_ = 0;  // unskippable blocks: read at any threshold
 };
 
 }  // namespace vacskip

@@ -332,7 +332,7 @@ void test_walker_random()
                 blocks.push_back(s);
         }
         const bool aggressive = rng() % 4 == 0;
-        const std::size_t chunk = 8 * (1 + rng() % 4);
+        const std::size_t chunk = rng() % 2 ? 8 * (1 + rng() % 4) : 1 + rng() % 13;
         const auto got = walk(blocks, rel_pages, ts, aggressive, chunk);
         for (std::size_t i = 0; i < ts.size(); ++i) {
             ++cases;
