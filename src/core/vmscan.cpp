@@ -25,15 +25,20 @@ VmWalker::VmWalker(std::uint64_t rel_pages, bool aggressive, SimResult *results,
 // threshold skips it or reads it whole.  Unskippable blocks themselves are
 // read at every threshold and only counted (unskippable_).
 void VmWalker::end_run() {
-    if (run_length_ > 0) {
-        // branch-free: on a fragmented map, run lengths are unpredictable
-        for (std::size_t i = 0; i < n_; ++i) {
-            SimResult &r = results_[i];
-            const bool skip = run_length_ >= r.threshold;   // 0 behaves as 1
-            r.skipped_runs += skip;
-            r.pages_read_through += skip ? 0 : run_length_;
-            r.skipped_all_visible |= skip & run_all_visible_;
-            r.first_run_skipped |= skip & !seen_unskippable_;
+    const std::uint64_t length = run_length_;
+    if (length > 0) {
+        // locals: the stores below could alias the members as far as the
+        // compiler knows.  Branch-free: on a fragmented map, run lengths
+        // are unpredictable.
+        const bool all_visible = run_all_visible_;
+        const bool first = !seen_unskippable_;
+        SimResult *const end = results_ + n_;
+        for (SimResult *r = results_; r != end; ++r) {
+            const bool skip = length >= r->threshold;   // 0 behaves as 1
+            r->skipped_runs += skip;
+            r->pages_read_through += skip ? 0 : length;
+            r->skipped_all_visible |= skip & all_visible;
+            r->first_run_skipped |= skip & first;
         }
     }
     run_length_ = 0;
