@@ -1,5 +1,6 @@
 # Autovacuum uses vacskip.threshold from postgresql.conf when vacskip is in
-# shared_preload_libraries, and reports the thresholds in its log line.  On a
+# shared_preload_libraries, fixed or autotuned from the tablespace's
+# settings, and reports the thresholds in its log line.  On a
 # server without the skip threshold hook, the same configuration loads and
 # autovacuum behaves as stock.
 use strict;
@@ -117,6 +118,35 @@ is($want, $pages, 'model: threshold 32 reads every page');
 like($entry, qr/pages: 0 removed, $pages remain, $want scanned/,
 	"autovacuum with threshold 32 scanned $want pages");
 unlike($entry, qr/skip thresholds/, 'stock thresholds are not reported');
+
+# Autotuned (-1, the default) with the database's tablespace described as
+# fast: autovacuum uses the threshold the model derives from the
+# tablespace's random_page_cost (2; see docs/model.md), stock 32 without the
+# hook.
+$node->append_conf('postgresql.conf', 'vacskip.threshold = -1');
+$node->reload;
+$node->safe_psql('postgres',
+	'ALTER TABLESPACE pg_default SET (random_page_cost = 1.1)');
+my $auto = $hooked ? 2 : 32;
+($vm, $entry) = autovacuum_pattern('tauto');
+is($node->safe_psql('postgres', "SELECT vacskip.effective_threshold('tauto')"),
+	$auto, "effective_threshold says $auto");
+($want, $want_short) = predict($vm, $auto);
+is($want, $hooked ? $pages / $every + 1 : $pages,
+	'model: threshold 2 reads the modified pages and the last page');
+like($entry, qr/pages: 0 removed, $pages remain, $want scanned/,
+	"autotuned autovacuum scanned $want pages");
+if ($hooked)
+{
+	like($entry,
+		qr/skip thresholds: 2 all-frozen, 2 all-visible; $want_short skippable pages scanned in shorter runs/,
+		'autovacuum log reports the autotuned thresholds');
+}
+else
+{
+	unlike($entry, qr/skip thresholds/,
+		'no thresholds reported without the hook');
+}
 
 $node->stop;
 done_testing();
