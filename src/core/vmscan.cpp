@@ -61,32 +61,37 @@ void VmWalker::block(unsigned bits) {
     ++next_block_;
 }
 
-// 32 blocks, none of them the last: find the unskippable ones a word at a time.
+// 32 blocks, none of them the last: a word of the map at a time, one step
+// per stretch of skippable or unskippable blocks.
 void VmWalker::word(std::uint64_t w) {
+    next_block_ += 32;
     if (w == ~std::uint64_t{0}) {   // all frozen: the common case
         run_length_ += 32;
-        next_block_ += 32;
         return;
     }
     const std::uint64_t visible = w & kLowBits;
     const std::uint64_t frozen = (w >> 1) & kLowBits;
     const std::uint64_t unfrozen = visible & ~frozen;   // all-visible, not frozen
-    std::uint64_t unskippable = ~(aggressive_ ? visible & frozen : visible) & kLowBits;
+    const std::uint64_t skippable = aggressive_ ? visible & frozen : visible;
+    const std::uint64_t unskippable = ~skippable & kLowBits;
     unsigned pos = 0;   // bit of the first block not yet accounted for
-    while (unskippable != 0) {
-        const unsigned bit = static_cast<unsigned>(__builtin_ctzll(unskippable));
-        run_length_ += (bit - pos) / 2;
-        if (unfrozen & bit_range(pos, bit))
-            run_all_visible_ = true;
-        end_run();
-        ++unskippable_;
-        pos = bit + 2;
-        unskippable &= unskippable - 1;
+    while (pos < 64) {
+        const std::uint64_t ahead = bit_range(pos, 64);
+        if (skippable & (std::uint64_t{1} << pos)) {
+            const std::uint64_t stop = unskippable & ahead;
+            const unsigned end = stop ? static_cast<unsigned>(__builtin_ctzll(stop)) : 64;
+            run_length_ += (end - pos) / 2;
+            if (unfrozen & bit_range(pos, end))
+                run_all_visible_ = true;
+            pos = end;
+        } else {
+            const std::uint64_t stop = skippable & ahead;
+            const unsigned end = stop ? static_cast<unsigned>(__builtin_ctzll(stop)) : 64;
+            end_run();
+            unskippable_ += (end - pos) / 2;
+            pos = end;
+        }
     }
-    run_length_ += (64 - pos) / 2;
-    if (pos < 64 && (unfrozen & bit_range(pos, 64)))
-        run_all_visible_ = true;
-    next_block_ += 32;
 }
 
 void VmWalker::feed(const std::uint8_t *map, std::size_t len) {
