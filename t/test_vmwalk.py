@@ -176,21 +176,25 @@ def test_same_decisions_on_random_maps(server, make_cluster, private_servers):
 
 
 EAGER_RE = re.compile(r"(\d+) eagerly scanned")
-BIG_PAGES = 33_000          # more than one map page (32,672 heap pages each)
-FIRST_FREEZE = 32_000       # pages before the map gets its second page
+HEAPBLOCKS_PER_PAGE = 32_672   # heap pages one map page covers (8 kB blocks)
+BIG_PAGES = 33_000
 
 
 def build_big_table(conn):
     conn.execute("CREATE TABLE big (id int, pad text) "
                  "WITH (autovacuum_enabled = off, fillfactor = 50)")
     conn.execute("INSERT INTO big SELECT g, repeat('x', 900) "
-                 "FROM generate_series(1, %s) g", (FIRST_FREEZE * 4,))
+                 "FROM generate_series(1, %s) g", (HEAPBLOCKS_PER_PAGE * 4,))
     conn.execute("VACUUM (FREEZE) big")
-    # the new pages are not all-visible; the map still has a single page
+    # the new pages are not all-visible; the map still has a single page, so
+    # the first walk passes over all of it and runs into the missing second
     conn.execute("INSERT INTO big SELECT g, repeat('x', 900) "
-                 "FROM generate_series(%s, %s) g", (FIRST_FREEZE * 4 + 1, BIG_PAGES * 4))
+                 "FROM generate_series(%s, %s) g",
+                 (HEAPBLOCKS_PER_PAGE * 4 + 1, BIG_PAGES * 4))
     got = conn.execute("SELECT pg_relation_size('big') / 8192").fetchone()[0]
     assert got == BIG_PAGES
+    vm_pages = conn.execute("SELECT pg_relation_size('big', 'vm') / 8192").fetchone()[0]
+    assert vm_pages == 1
 
 
 def touch_pages(conn, rng, count):
