@@ -3,8 +3,10 @@
 The servers come from VACSKIP_SERVERS, set by tools/test (make test):
 comma-separated NAME=PREFIX entries, NAME being MAJOR-VARIANT with VARIANT
 patched (our build with patches/pgMAJOR), stock (our build of the same
-pristine source) or debian (Debian's package), optionally followed by "+tap"
-for servers with the TAP test modules, e.g.
+pristine source), debian (Debian's package) or hook (the series up to the
+hook patch: a reference for tests that compare with the previous patch
+level; no test is generated for it), optionally followed by "+tap" for
+servers with the TAP test modules, e.g.
 "18-patched+tap=/var/cache/vacskip/.../install".
 
 Tests receive a `server` parameter for every server they apply to:
@@ -55,7 +57,7 @@ def pytest_configure(config):
 def pytest_generate_tests(metafunc):
     if "server" not in metafunc.fixturenames:
         return
-    wanted = SERVERS
+    wanted = [s for s in SERVERS if s.variant != "hook"]   # references only
     if metafunc.definition.get_closest_marker("patched"):
         wanted = [s for s in wanted if s.patched]
     if metafunc.definition.get_closest_marker("stock"):

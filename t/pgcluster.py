@@ -67,7 +67,9 @@ def free_port():
 # patched: built from pristine source + patches/pgMAJOR (has the hook)
 # stock:   built from the same pristine source, no patches
 # debian:  Debian's own postgresql-MAJOR package
-VARIANTS = ("patched", "stock", "debian")
+# hook:    patches/pgMAJOR up to the hook patch (tools/pgdev variant hook):
+#          the patch level before the optimisations, a reference only
+VARIANTS = ("patched", "stock", "debian", "hook")
 
 
 @dataclass(frozen=True)
