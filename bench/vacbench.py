@@ -71,7 +71,7 @@ SIZES = {
                   pgbench_scale=1, pgbench_fracs=(1e-3,), pgbench_profiles=("asis",)),
     "default": dict(sweep_pages=12000, shared_buffers="32MB",
                     fracs=(1e-5, 1e-4, 5e-4, 1e-3, 1e-2),
-                    thresholds=THRESHOLDS, reps=1, penalty_us=200,
+                    thresholds=THRESHOLDS, reps=2, penalty_us=200,
                     io_modes={18: ("direct", "buffered"), 15: ("buffered",)},
                     profiles=("asis", "slow"), calib_pages=300,
                     cached_pages=100000, cached_reps=11,
@@ -253,6 +253,9 @@ def cold_restart(node, mode, files):
     """Shut down (checkpoint), drop the relation from the OS cache when reads
     are buffered, start: the relation is in neither cache."""
     node.stop()
+    # fsync is off: write back now what the server left dirty in the page
+    # cache, so that writeback does not compete with the timed reads
+    os.sync()
     if mode == "buffered":
         evict(files)
     node.start()
@@ -320,6 +323,14 @@ class SweepTable:
         return len({self.ctid(i).split(",")[0] for i in ids})
 
 
+def shuffled(thresholds, seed):
+    """The thresholds in an order of their own for each fraction and
+    repetition (seeded): no threshold always runs after the same one."""
+    order = list(thresholds)
+    random.Random(f"order-{seed}").shuffle(order)
+    return order
+
+
 def set_threshold(conn, threshold):
     conn.execute(f"SET vacskip.threshold = {-1 if threshold == 'auto' else threshold}")
 
@@ -330,6 +341,16 @@ def freeze(conn, rel):
     set_threshold(conn, 1)
     conn.execute(f"VACUUM (FREEZE) {rel}")
     conn.execute("CHECKPOINT")
+
+
+def warm_up(conn, rel):
+    """After a restart: bring the catalogs a VACUUM reads and updates into
+    shared buffers (VACUUM of a one-row table), and rel's relcache entry, so
+    that the timed VACUUM reads only its own relation cold."""
+    conn.execute("CREATE TABLE IF NOT EXISTS warm (id int) WITH (autovacuum_enabled = off)")
+    conn.execute("INSERT INTO warm VALUES (1)")
+    conn.execute("VACUUM warm")
+    conn.execute(f"SELECT 1 FROM {rel} LIMIT 0")
 
 
 def timed_vacuum_verbose(conn, rel, threshold):
@@ -431,7 +452,7 @@ class Bench:
             for kind in ("seq", "rand"):
                 cold_restart(node, mode, files)
                 with node.connect() as conn:
-                    conn.execute("SELECT 1 FROM t LIMIT 0")
+                    warm_up(conn, "t")
                     self.slow.reset()
                     t0 = time.perf_counter()
                     if kind == "seq":
@@ -481,7 +502,7 @@ class Bench:
             for frac in cfg["fracs"]:
                 for rep in range(cfg["reps"]):
                     ids = table.choose(frac, rep)
-                    for thr in cfg["thresholds"]:
+                    for thr in shuffled(cfg["thresholds"], f"{frac}-{rep}"):
                         key = dict(phase="sweep", server=server.name, mode=mode,
                                    profile=profile, pages=cfg["sweep_pages"], frac=frac,
                                    rep=rep, threshold=thr)
@@ -494,7 +515,7 @@ class Bench:
                             conn.execute("CHECKPOINT")
                         cold_restart(node, mode, files)
                         with node.connect() as conn:
-                            conn.execute("SELECT 1 FROM t LIMIT 0")
+                            warm_up(conn, "t")
                             self.slow.reset()
                             ms, rep_ = timed_vacuum_verbose(conn, "t", thr)
                             reads, pen, _ = self.slow.counters()
@@ -529,7 +550,8 @@ class Bench:
             naccounts = conn.execute("SELECT count(*) FROM pgbench_accounts").fetchone()[0]
             rel_pages = conn.execute("SELECT pg_relation_size('pgbench_accounts') / 8192").fetchone()[0]
             files = node.relation_files(conn, "pgbench_accounts")
-        for frac, profile, thr in pending:
+        for frac, profile, thr in sorted(pending, key=lambda x: (
+                x[1], x[0], shuffled(cfg["thresholds"], x[0]).index(x[2]))):
             mode = "buffered"
             conf, penalty = self.res_profile.get((server.name, mode, profile),
                                                  (profile_settings(server.major, mode, profile), 0))
@@ -544,7 +566,7 @@ class Bench:
                 conn.execute("CHECKPOINT")
             cold_restart(node, mode, files)
             with node.connect() as conn:
-                conn.execute("SELECT 1 FROM pgbench_accounts LIMIT 0")
+                warm_up(conn, "pgbench_accounts")
                 self.slow.reset()
                 ms, rep_ = timed_vacuum_verbose(conn, "pgbench_accounts", thr)
                 reads, pen, _ = self.slow.counters()
@@ -726,10 +748,9 @@ def write_report(out, size, cfg, profiles_used, command):
     p(f"# vacskip benchmark: {label}\n")
     p(f"Written {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC by "
       f"`{command}`; every measurement is in [runs.csv](runs.csv).\n")
-    if size != "full":
-        p("Caveat: this machine has 2 cores shared with other engineers compiling and "
-          "testing while this ran; single timings vary by ±15 % or more (MEASURED.md), "
-          "and with one repetition a point is one measurement, not a median.\n")
+    p("Caveat: this machine has 2 cores shared with other engineers compiling and "
+      "testing while this ran; single timings vary by ±15 % or more (MEASURED.md), "
+      f"and every cell is a median of only {cfg['reps']} run(s).\n")
     p("## Machine\n")
     p("| fact | value |\n|---|---|")
     for k, v in machine_facts().items():
@@ -854,6 +875,12 @@ def write_report(out, size, cfg, profiles_used, command):
             ok_b = worst_b["vs_best"] <= 1.10
             ok_s = worst_s["vs_stock"] <= 1.00
             verdicts.append((g, ok_b, ok_s, worst_b, worst_s, gb, gs))
+            same = all(med[(*g, r["frac"], "auto")][1] == med[(*g, r["frac"], "32")][1]
+                       for r in sc)
+            if same:
+                p("Auto scanned exactly the pages threshold 32 scanned on every row: the "
+                  "autotuner chose 32 throughout, so auto / stock here is this run's "
+                  "noise between two identical VACUUMs.\n")
         p("### Verdict per storage profile and I/O mode\n")
         for g, ok_b, ok_s, wb, ws, gb, gs in verdicts:
             server, mode, profile = g
