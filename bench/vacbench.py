@@ -37,7 +37,6 @@ import os
 import platform
 import random
 import re
-import shutil
 import socket
 import statistics
 import struct
@@ -381,29 +380,62 @@ class Bench:
             for profile in cfg["profiles"]:
                 yield mode, profile
 
+    def sweep_left(self, s):
+        cfg = self.cfg
+        n = 0
+        for mode, profile in self.sweep_plan(s.major):
+            for frac in cfg["fracs"]:
+                for rep in range(cfg["reps"]):
+                    for thr in cfg["thresholds"]:
+                        n += not self.res.have(
+                            phase="sweep", server=s.name, mode=mode, profile=profile,
+                            pages=cfg["sweep_pages"], frac=frac, rep=rep, threshold=thr)
+            n += 2 * (not self.res.have(threshold="rand", **self.calib_key(s, mode, profile)))
+        return n
+
+    def pgbench_pending(self, s):
+        cfg = self.cfg
+        return [(frac, profile, thr) for profile in cfg["pgbench_profiles"]
+                for frac in cfg["pgbench_fracs"] for thr in cfg["thresholds"]
+                if not self.res.have(phase="pgbench", server=s.name, mode="buffered",
+                                     profile=profile, pages=cfg["pgbench_scale"], frac=frac,
+                                     rep=0, threshold=thr)]
+
+    def cached_pending(self):
+        cfg = self.cfg
+        return [s for s in self.servers
+                if not self.res.have(phase="cached", server=s.name, mode="cached", profile="",
+                                     pages=cfg["cached_pages"], frac="",
+                                     rep=cfg["cached_reps"] - 1, threshold="")]
+
     def count_points(self, phases):
         left = {}
-        cfg = self.cfg
         for s in self.patched():
             if "sweep" in phases:
-                n = 0
-                for mode, profile in self.sweep_plan(s.major):
-                    for frac in cfg["fracs"]:
-                        for rep in range(cfg["reps"]):
-                            for thr in cfg["thresholds"]:
-                                n += not self.res.have(
-                                    phase="sweep", server=s.name, mode=mode, profile=profile,
-                                    pages=cfg["sweep_pages"], frac=frac, rep=rep, threshold=thr)
-                    n += 2 * (not self.res.have(phase="calib", server=s.name, mode=mode,
-                                                profile=profile, pages=cfg["sweep_pages"],
-                                                frac="", rep=0, threshold="rand"))
-                left["sweep"] = left.get("sweep", 0) + n
+                left["sweep"] = left.get("sweep", 0) + self.sweep_left(s)
             if "pgbench" in phases:
-                n = len(cfg["pgbench_fracs"]) * len(cfg["pgbench_profiles"]) * len(cfg["thresholds"])
-                left["pgbench"] = left.get("pgbench", 0) + n
+                left["pgbench"] = left.get("pgbench", 0) + len(self.pgbench_pending(s))
         if "cached" in phases:
-            left["cached"] = len(self.servers) * cfg["cached_reps"]
+            left["cached"] = len(self.cached_pending()) * self.cfg["cached_reps"]
         return left
+
+    def calib_key(self, server, mode, profile):
+        return dict(phase="calib", server=server.name, mode=mode, profile=profile,
+                    pages=self.cfg["sweep_pages"], frac="", rep=0)
+
+    def calibrated_rpc(self, server, mode, profile):
+        """random_page_cost from the calibration in runs.csv, or None."""
+        key = self.calib_key(server, mode, profile)
+        if not self.res.have(threshold="rand", **key):
+            return None
+        per_page = {}
+        for kind in ("seq", "rand"):
+            r = self.res.get(threshold=kind, **key)
+            per_page[kind] = float(r["ms"]) / int(r["scanned"])
+        return max(1.0, round(per_page["rand"] / per_page["seq"], 1))
+
+    def profile_env(self, profile):
+        return self.slow.env(self.cfg["penalty_us"] if profile == "slow" else 0)
 
     def patched(self):
         return [s for s in self.servers if s.variant == "patched"]
@@ -441,11 +473,10 @@ class Bench:
     # -- calibration: per-page cost of sequential and of random reads
     def calibrate(self, node, server, mode, profile, files):
         cfg = self.cfg
-        key = dict(phase="calib", server=server.name, mode=mode, profile=profile,
-                   pages=cfg["sweep_pages"], frac="", rep=0)
+        key = self.calib_key(server, mode, profile)
         if not self.res.have(threshold="rand", **key):
             node.set_profile(profile_settings(server.major, mode, profile),
-                             self.slow.env(cfg["penalty_us"] if profile == "slow" else 0))
+                             self.profile_env(profile))
             got = {}
             pages = cfg["sweep_pages"]
             sample = sorted(random.Random("calib").sample(range(pages), cfg["calib_pages"]))
@@ -468,11 +499,7 @@ class Bench:
                              major=server.major, note=f"{ms / n * 1000:.1f} us/page", **key)
                 self.progress.step("sweep", f"calibration {server.name} {mode}/{profile} {kind}: "
                                    f"{ms / n * 1000:.1f} us/page", ms / 1000.0)
-        seq = float(self.res.get(threshold="seq", **key)["ms"]) / int(
-            self.res.get(threshold="seq", **key)["scanned"])
-        rand = float(self.res.get(threshold="rand", **key)["ms"]) / int(
-            self.res.get(threshold="rand", **key)["scanned"])
-        return max(1.0, round(rand / seq, 1))
+        return self.calibrated_rpc(server, mode, profile)
 
     def phase_sweep(self, server):
         cfg = self.cfg
@@ -493,10 +520,10 @@ class Bench:
         for mode, profile in self.sweep_plan(server.major):
             rpc = self.calibrate(node, server, mode, profile, files)
             conf = profile_settings(server.major, mode, profile, rpc)
-            penalty = cfg["penalty_us"] if profile == "slow" else 0
-            node.set_profile(conf, self.slow.env(penalty))
-            self.res_profile[(server.name, mode, profile)] = (conf, penalty)
-            log(f"sweep: {server.name} {mode}/{profile}: {conf}, read penalty {penalty} us")
+            env = self.profile_env(profile)
+            node.set_profile(conf, env)
+            log(f"sweep: {server.name} {mode}/{profile}: {conf}, "
+                f"read penalty {env['SLOWREAD_PENALTY_US']} us")
             node.stop()
             node.start()
             for frac in cfg["fracs"]:
@@ -533,11 +560,7 @@ class Bench:
         env = node.env()
         pgbench = [str(server.bindir / "pgbench"), "-h", "127.0.0.1", "-p", str(node.port),
                    "-U", "postgres"]
-        pending = [(frac, profile, thr) for profile in cfg["pgbench_profiles"]
-                   for frac in cfg["pgbench_fracs"] for thr in cfg["thresholds"]
-                   if not self.res.have(phase="pgbench", server=server.name, mode="buffered",
-                                        profile=profile, pages=scale, frac=frac, rep=0,
-                                        threshold=thr)]
+        pending = self.pgbench_pending(server)
         if not pending:
             return
         node.set_profile(profile_settings(server.major, "buffered", "asis"), self.slow.env(0))
@@ -553,9 +576,12 @@ class Bench:
         for frac, profile, thr in sorted(pending, key=lambda x: (
                 x[1], x[0], shuffled(cfg["thresholds"], x[0]).index(x[2]))):
             mode = "buffered"
-            conf, penalty = self.res_profile.get((server.name, mode, profile),
-                                                 (profile_settings(server.major, mode, profile), 0))
-            node.set_profile(conf, self.slow.env(penalty))
+            rpc = self.calibrated_rpc(server, mode, profile)
+            if rpc is None:
+                log(f"pgbench: no calibration of {server.name} {mode}/{profile} (run the "
+                    "sweep first): random_page_cost left at its default")
+            node.set_profile(profile_settings(server.major, mode, profile, rpc),
+                             self.profile_env(profile))
             t0 = time.monotonic()
             ntx = max(1, round(frac * naccounts))
             with node.connect() as conn:
@@ -582,10 +608,7 @@ class Bench:
     def phase_cached(self):
         cfg = self.cfg
         pages = cfg["cached_pages"]
-        todo = [s for s in self.servers
-                if not self.res.have(phase="cached", server=s.name, mode="cached", profile="",
-                                     pages=pages, frac="", rep=cfg["cached_reps"] - 1,
-                                     threshold="")]
+        todo = self.cached_pending()
         if not todo:
             return
         sb = f"'{int(pages * 8 / 1024 * 1.2) + 64}MB'"
@@ -620,14 +643,15 @@ class Bench:
         self.progress = Progress(0)
         self.progress.left = self.count_points(phases)
         self.progress.total = sum(self.progress.left.values())
-        self.res_profile = {}
         log(f"plan: {self.progress.left} points still to measure")
+        if not self.progress.total:
+            return
         self.install()
         for s in self.patched():
             node = None
-            if "sweep" in phases:
+            if "sweep" in phases and self.sweep_left(s):
                 node = self.phase_sweep(s)
-            if "pgbench" in phases:
+            if "pgbench" in phases and self.pgbench_pending(s):
                 if node is None:
                     node = self.start_cluster(s, {"shared_buffers": f"'{self.cfg['shared_buffers']}'",
                                                   "shared_preload_libraries": "'vacskip'",
@@ -640,7 +664,6 @@ class Bench:
                 remove_tree(node.base)
         if "cached" in phases:
             self.phase_cached()
-        return self.res_profile
 
 
 # ----------------------------------------------------------------- report

@@ -1,6 +1,8 @@
 """make bench's driver runs end to end at its smoke size (a tiny table, a
 few points; CI never runs the real benchmark), writes every planned
-measurement, and what it measured is consistent with what it set up."""
+measurement, what it measured is consistent with what it set up, and a
+second run with the same result directory resumes instead of measuring
+again."""
 
 import csv
 import subprocess
@@ -14,17 +16,20 @@ sys.path.insert(0, str(TOP / "bench"))
 import vacbench  # noqa: E402
 
 
+def read_rows(out):
+    with open(out / "runs.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
 @pytest.mark.patched
 def test_bench_smoke(server, ext_build, tmp_path):
     out = tmp_path / "results"
-    res = subprocess.run(["/usr/bin/python3", str(TOP / "bench" / "vacbench.py"),
-                          "--size", "smoke", "--installed", "--out", str(out),
-                          "--server", f"{server.name}={server.prefix}"],
-                         text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    cmd = ["/usr/bin/python3", str(TOP / "bench" / "vacbench.py"), "--size", "smoke",
+           "--installed", "--out", str(out), "--server", f"{server.name}={server.prefix}"]
+    res = subprocess.run(cmd, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     print(res.stdout)
     assert res.returncode == 0
-    with open(out / "runs.csv", newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows = read_rows(out)
     cfg = vacbench.SIZES["smoke"]
     groups = [(m, p) for m in cfg["io_modes"][server.major] for p in cfg["profiles"]]
 
@@ -69,3 +74,9 @@ def test_bench_smoke(server, ext_build, tmp_path):
     for m, p in groups:
         assert f"### {server.name}, {m}, {p}" in report        # score table
         assert (out / f"sweep-{server.name}-{m}-{p}.png").stat().st_size > 0
+
+    # the same command again resumes: everything is in runs.csv already
+    res = subprocess.run(cmd, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    print(res.stdout)
+    assert res.returncode == 0
+    assert read_rows(out) == rows
