@@ -685,7 +685,8 @@ def machine_facts():
         "kernel": platform.release(),
         "os": read("/etc/debian_version").strip() and f"Debian {read('/etc/debian_version').strip()}",
         "filesystem of the clusters": disk,
-        "load average at the end": " ".join(read("/proc/loadavg").split()[:3]),
+        "load average when the report was written":
+            " ".join(read("/proc/loadavg").split()[:3]),
     }
 
 
@@ -767,7 +768,7 @@ def write_report(out, size, cfg, profiles_used, command):
     L = []
     p = L.append
     label = {"full": "full run (BENCH=full)",
-             "default": "DEFAULT (REDUCED) RUN: fewer fractions, one repetition, "
+             "default": "DEFAULT (REDUCED) RUN: fewer fractions and repetitions, "
                         "small table; shows the shape, not final figures",
              "smoke": "SMOKE RUN (tiny; exercises the driver only)"}[size]
     p(f"# vacskip benchmark: {label}\n")
