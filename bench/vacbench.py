@@ -72,13 +72,13 @@ SIZES = {
                     fracs=(1e-5, 1e-4, 5e-4, 1e-3, 1e-2),
                     thresholds=THRESHOLDS, reps=2, penalty_us=200,
                     io_modes={18: ("direct", "buffered"), 15: ("buffered",)},
-                    profiles=("asis", "slow"), calib_pages=300,
+                    profiles=("asis", "slow"), calib_pages=1000,
                     cached_pages=60000, cached_reps=51,
                     pgbench_scale=5, pgbench_fracs=(2e-4,), pgbench_profiles=("asis",)),
     "full": dict(sweep_pages=240000, shared_buffers="256MB", fracs=SEED1_FRACS,
                  thresholds=THRESHOLDS, reps=3, penalty_us=200,
                  io_modes={18: ("direct", "buffered"), 15: ("buffered",)},
-                 profiles=("asis", "slow"), calib_pages=2000,
+                 profiles=("asis", "slow"), calib_pages=4000,
                  cached_pages=230000, cached_reps=101,
                  pgbench_scale=100, pgbench_fracs=(1e-4, 1e-3),
                  pgbench_profiles=("asis", "slow")),
@@ -322,6 +322,25 @@ class SweepTable:
         return len({self.ctid(i).split(",")[0] for i in ids})
 
 
+def calibrated_rpc(rows, server, mode, profile):
+    """random_page_cost of a storage profile from the calibration rows: the
+    direct-I/O calibration of that profile (of any server) if there is one,
+    else that of this server and I/O mode; None if neither was measured."""
+    def per_page(rs, kind):
+        r = next((r for r in rs if r["threshold"] == kind), None)
+        return float(r["ms"]) / int(r["scanned"]) if r else None
+
+    calib = [r for r in rows if r["phase"] == "calib" and r["profile"] == profile]
+    for rs in ([r for r in calib if r["mode"] == "direct"],
+               [r for r in calib if r["server"] == server and r["mode"] == mode]):
+        servers = sorted({r["server"] for r in rs})
+        rs = [r for r in rs if servers and r["server"] == servers[-1]]
+        seq, rand = per_page(rs, "seq"), per_page(rs, "rand")
+        if seq and rand:
+            return max(1.0, round(rand / seq, 1))
+    return None
+
+
 def shuffled(thresholds, seed):
     """The thresholds in an order of their own for each fraction and
     repetition (seeded): no threshold always runs after the same one."""
@@ -390,7 +409,7 @@ class Bench:
                         n += not self.res.have(
                             phase="sweep", server=s.name, mode=mode, profile=profile,
                             pages=cfg["sweep_pages"], frac=frac, rep=rep, threshold=thr)
-            n += 2 * (not self.res.have(threshold="rand", **self.calib_key(s, mode, profile)))
+            n += 2 * (self.calibrated_rpc(s, mode, profile) is None)
         return n
 
     def pgbench_pending(self, s):
@@ -425,14 +444,7 @@ class Bench:
 
     def calibrated_rpc(self, server, mode, profile):
         """random_page_cost from the calibration in runs.csv, or None."""
-        key = self.calib_key(server, mode, profile)
-        if not self.res.have(threshold="rand", **key):
-            return None
-        per_page = {}
-        for kind in ("seq", "rand"):
-            r = self.res.get(threshold=kind, **key)
-            per_page[kind] = float(r["ms"]) / int(r["scanned"])
-        return max(1.0, round(per_page["rand"] / per_page["seq"], 1))
+        return calibrated_rpc(self.res.rows, server.name, mode, profile)
 
     def profile_env(self, profile):
         return self.slow.env(self.cfg["penalty_us"] if profile == "slow" else 0)
@@ -472,9 +484,15 @@ class Bench:
 
     # -- calibration: per-page cost of sequential and of random reads
     def calibrate(self, node, server, mode, profile, files):
+        """The storage profile's random_page_cost: the cost of an 8 kB read
+        of a random page over that of the next page, one read at a time
+        (a TID scan), as fio compares them in MEASURED.md.
+        It describes the disk, so it is measured once per profile, with
+        direct I/O where the server has it (no OS readahead); other I/O
+        modes and servers reuse that figure."""
         cfg = self.cfg
         key = self.calib_key(server, mode, profile)
-        if not self.res.have(threshold="rand", **key):
+        if self.calibrated_rpc(server, mode, profile) is None:
             node.set_profile(profile_settings(server.major, mode, profile),
                              self.profile_env(profile))
             got = {}
@@ -486,12 +504,10 @@ class Bench:
                     warm_up(conn, "t")
                     self.slow.reset()
                     t0 = time.perf_counter()
-                    if kind == "seq":
-                        n = conn.execute("SELECT pg_prewarm('t')").fetchone()[0]
-                    else:
-                        n = conn.execute("SELECT sum(pg_prewarm('t', 'buffer', 'main', p, p)) "
-                                         "FROM unnest(%s::bigint[]) p", (sample,)).fetchone()[0]
-                    n = int(n)
+                    blocks = range(len(sample)) if kind == "seq" else sample
+                    conn.execute("SELECT count(*) FROM t WHERE ctid = ANY(%s::tid[])",
+                                 ([f"({b},1)" for b in blocks],))
+                    n = len(blocks)
                     ms = (time.perf_counter() - t0) * 1000.0
                     reads, pen, _ = self.slow.counters()
                 got[kind] = ms / n
@@ -806,13 +822,16 @@ def write_report(out, size, cfg, profiles_used, command):
     p("effective_io_concurrency and maintenance_io_concurrency: asis 16 (fio on this "
       "disk serves 4× more 8 kB random reads at queue depth 16 than at 1, MEASURED.md); "
       "slow 1 (the penalty is a sleep in the reading process: one random read at a time). "
-      "random_page_cost (seq_page_cost = 1) is measured before each profile's sweep: "
-      "after a cold restart, `pg_prewarm('t')` (sequential; 18 combines into 128 kB reads) "
-      "gives the sequential cost per page, and `pg_prewarm('t', 'buffer', 'main', p, p)` "
-      "over sorted random pages p the random cost per page; random_page_cost = their "
-      "ratio (at least 1). The same settings apply to every threshold column; the "
-      "fixed thresholds ignore random_page_cost, the auto column (threshold -1) may "
-      "read it.\n")
+      "random_page_cost (seq_page_cost = 1) describes the disk, so it is measured once "
+      "per profile, before its first sweep, the way MEASURED.md compares random and "
+      "sequential reads with fio: same request size (8 kB), same queue depth (1). After "
+      "a cold restart, a TID scan (`WHERE ctid = ANY(...)`, one 8 kB read at a time) "
+      f"of tuple 1 of pages 0 to n - 1 (sequential), then of n = {cfg['calib_pages']} "
+      "sorted random pages (random); "
+      "random_page_cost = random / sequential cost per page (at least 1), measured with "
+      "direct I/O on 18 (no OS readahead) and used for every I/O mode and server of that "
+      "profile. The same settings apply to every threshold column; the fixed "
+      "thresholds ignore random_page_cost, the auto column (threshold -1) reads it.\n")
     calib = [r for r in rows if r["phase"] == "calib"]
     if calib:
         p("Calibration (also the check that slowread works: 'penalised' counts the reads "
@@ -846,6 +865,9 @@ def write_report(out, size, cfg, profiles_used, command):
         thrs = sorted({k[4] for k in med if k[:3] == g}, key=thr_key)
         fracs = sorted({k[3] for k in med if k[:3] == g})
         p(f"### {server}, {mode} reads, profile {profile}\n")
+        rpc = calibrated_rpc(rows, server, mode, profile)
+        conf = profile_settings(int(server.split("-")[0]), mode, profile, rpc)
+        p("Settings: " + ", ".join(f"{k} = {v}" for k, v in conf.items()) + ".\n")
         p("| frac | " + " | ".join(str(t) for t in thrs if t != "32") + " | 32 (ms) | 32 pages |")
         p("|---" * (len(thrs) + 2) + "|")
         for f in fracs:
