@@ -371,6 +371,13 @@ def warm_up(conn, rel):
     conn.execute(f"SELECT 1 FROM {rel} LIMIT 0")
 
 
+def used_thresholds(report):
+    """The thresholds VACUUM used (all-frozen/all-visible), from its report:
+    the line is there only when they differ from stock's."""
+    t = report.thresholds or (32, 32)
+    return f"{t[0]}/{t[1]}"
+
+
 def timed_vacuum_verbose(conn, rel, threshold):
     set_threshold(conn, threshold)
     t0 = time.perf_counter()
@@ -564,7 +571,8 @@ class Bench:
                             reads, pen, _ = self.slow.counters()
                         self.res.add(ms=ms, scanned=rep_.scanned, rel_pages=rep_.rel_pages,
                                      reads=reads, penalised=pen, major=server.major,
-                                     note=f"{len(ids)} rows on {npages} pages", **key)
+                                     note=f"{len(ids)} rows on {npages} pages; "
+                                     f"skip thresholds {used_thresholds(rep_)}", **key)
                         self.progress.step("sweep", f"{server.name} {mode}/{profile} frac={frac:g} "
                                            f"rep={rep} threshold={thr}: {ms:.1f} ms, "
                                            f"{rep_.scanned} pages", time.monotonic() - t0)
@@ -908,6 +916,11 @@ def write_report(out, size, cfg, profiles_used, command):
                 continue
             server, mode, profile = g
             p(f"### {server}, {mode}, {profile}\n")
+            chose = sorted({r["note"].split("skip thresholds ")[1] for r in sweep
+                            if (r["server"], r["mode"], r["profile"]) == g and
+                            r["threshold"] == "auto" and "skip thresholds " in r["note"]})
+            if chose:
+                p(f"Thresholds auto used (all-frozen/all-visible): {', '.join(chose)}.\n")
             p("| frac | best fixed | best ms | auto ms | auto / best | auto / stock | "
               "≤ 1.10 × best | ≤ 1.00 × stock |")
             p("|---|---|---|---|---|---|---|---|")
