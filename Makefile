@@ -22,14 +22,14 @@ PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Werror -Wno-register
 SHLIB_LINK = -lstdc++
 
 # Targets that need no PostgreSQL yet: they build one first.
-NO_PGXS_GOALS = test bench demo
-.PHONY: test bench demo
+NO_PGXS_GOALS = test bench
+.PHONY: test bench
 
 ifneq ($(filter $(NO_PGXS_GOALS),$(MAKECMDGOALS)),)
 test:
 	tools/test
-bench demo:
-	tools/demo
+bench:
+	tools/bench
 else
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
