@@ -10,7 +10,6 @@
 #include "guard.hpp"
 #include "postgres.hpp"
 
-
 namespace {
 
 // Bytes of visibility map per map page (visibilitymap.c's MAPSIZE; part of

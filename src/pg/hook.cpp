@@ -1,4 +1,4 @@
-// The skip threshold hook: core VACUUM -> here -> policy (src/core) -> core.
+// The skip threshold hook: core VACUUM -> here -> model (src/core) -> core.
 #include <dlfcn.h>
 
 #include "../core/model.hpp"

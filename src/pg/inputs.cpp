@@ -3,7 +3,6 @@
 
 #include "postgres.hpp"
 
-
 namespace vacskip::pg {
 
 namespace {

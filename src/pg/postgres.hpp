@@ -1,5 +1,6 @@
 // The only way files under src/pg include PostgreSQL headers.  C++ standard
-// headers must come before this (port.h redefines printf, snprintf, Min ...).
+// headers and src/core headers must come before this (port.h redefines
+// printf, snprintf, Min ...; src/core/cpp_only.hpp refuses to follow it).
 #pragma once
 
 // PostgreSQL's headers are C and not -Wextra clean as C++ (unused parameters
