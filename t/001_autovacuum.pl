@@ -91,33 +91,36 @@ ALTER TABLE $table SET (autovacuum_enabled = on,
 	return (\@vm, $1);
 }
 
-my ($vm, $entry) = autovacuum_pattern('t4');
-my ($want, $want_short) = predict($vm, $hooked ? 4 : 32);
-is($want, $hooked ? $pages / $every + 1 : $pages,
-	'model: threshold 4 reads the modified pages and the last page; 32 all');
-like($entry, qr/pages: 0 removed, $pages remain, $want scanned/,
-	"autovacuum scanned $want pages");
-if ($hooked)
+# Let autovacuum process a new pattern table; it must scan what the model
+# predicts for threshold $t, and report the thresholds iff they are not 32.
+sub check_autovacuum
 {
-	like($entry,
-		qr/skip thresholds: 4 all-frozen, 4 all-visible; $want_short skippable pages scanned in shorter runs/,
-		'autovacuum log reports the thresholds');
+	my ($table, $t, $what) = @_;
+	my ($vm, $entry) = autovacuum_pattern($table);
+	my ($want, $want_short) = predict($vm, $t);
+	is($want, $t <= $every - 1 ? $pages / $every + 1 : $pages,
+		"model: threshold $t reads "
+		  . ($t <= $every - 1 ? 'the modified pages and the last page' : 'every page'));
+	like($entry, qr/pages: 0 removed, $pages remain, $want scanned/,
+		"$what scanned $want pages");
+	if ($t != 32)
+	{
+		like($entry,
+			qr/skip thresholds: $t all-frozen, $t all-visible; $want_short skippable pages scanned in shorter runs/,
+			"$what: the log reports the thresholds");
+	}
+	else
+	{
+		unlike($entry, qr/skip thresholds/, "$what: stock thresholds are not reported");
+	}
 }
-else
-{
-	unlike($entry, qr/skip thresholds/,
-		'no thresholds reported without the hook');
-}
+
+check_autovacuum('t4', $hooked ? 4 : 32, 'autovacuum with threshold 4');
 
 # Back to stock behaviour through a reload.
 $node->append_conf('postgresql.conf', 'vacskip.threshold = 32');
 $node->reload;
-($vm, $entry) = autovacuum_pattern('t32');
-($want) = predict($vm, 32);
-is($want, $pages, 'model: threshold 32 reads every page');
-like($entry, qr/pages: 0 removed, $pages remain, $want scanned/,
-	"autovacuum with threshold 32 scanned $want pages");
-unlike($entry, qr/skip thresholds/, 'stock thresholds are not reported');
+check_autovacuum('t32', 32, 'autovacuum with threshold 32');
 
 # Autotuned (-1, the default) with the database's tablespace described as
 # fast: autovacuum uses the threshold the model derives from the
@@ -128,25 +131,9 @@ $node->reload;
 $node->safe_psql('postgres',
 	'ALTER TABLESPACE pg_default SET (random_page_cost = 1.1)');
 my $auto = $hooked ? 2 : 32;
-($vm, $entry) = autovacuum_pattern('tauto');
+check_autovacuum('tauto', $auto, 'autotuned autovacuum');
 is($node->safe_psql('postgres', "SELECT vacskip.effective_threshold('tauto')"),
 	$auto, "effective_threshold says $auto");
-($want, $want_short) = predict($vm, $auto);
-is($want, $hooked ? $pages / $every + 1 : $pages,
-	'model: threshold 2 reads the modified pages and the last page');
-like($entry, qr/pages: 0 removed, $pages remain, $want scanned/,
-	"autotuned autovacuum scanned $want pages");
-if ($hooked)
-{
-	like($entry,
-		qr/skip thresholds: 2 all-frozen, 2 all-visible; $want_short skippable pages scanned in shorter runs/,
-		'autovacuum log reports the autotuned thresholds');
-}
-else
-{
-	unlike($entry, qr/skip thresholds/,
-		'no thresholds reported without the hook');
-}
 
 $node->stop;
 done_testing();

@@ -11,8 +11,8 @@ import random
 
 import pytest
 
-from vacuum_model import (make_mixed_table, parse_report, predict, relfrozenxid,
-                          vacuum_verbose, visibility_map)
+from vacuum_model import (make_frozen_table, make_mixed_table, parse_report, predict,
+                          relfrozenxid, vacuum_verbose, visibility_map)
 
 THRESHOLDS = (1, 2, 3, 4, 8, 16, 32)
 PATTERNS = int(os.environ.get("VACSKIP_SIM_PATTERNS", "50"))
@@ -32,13 +32,8 @@ def build_random_table(conn, holder, rng, name="t"):
         states.extend([state] * min(run, pages - p))
         p += run
     holder.execute("COMMIT")       # the previous table's snapshot
+    make_frozen_table(conn, name, pages)
     with conn.cursor() as cur:
-        cur.execute(f"DROP TABLE IF EXISTS {name}")
-        cur.execute(f"CREATE TABLE {name} (id int, pad text) "
-                    "WITH (autovacuum_enabled = off, fillfactor = 50)")
-        cur.execute(f"INSERT INTO {name} SELECT g, repeat('x', 900) "
-                    "FROM generate_series(1, %s) g", (pages * 4,))
-        cur.execute(f"VACUUM (FREEZE) {name}")
         touched = [i for i, s in enumerate(states) if s != "frozen"]
         cur.execute(f"UPDATE {name} SET id = -id WHERE ctid = ANY(%s::tid[])",
                     ([f"({i},1)" for i in touched],))

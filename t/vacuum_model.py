@@ -13,10 +13,9 @@ from dataclasses import dataclass
 STOCK_THRESHOLD = 32  # SKIP_PAGES_THRESHOLD in vacuumlazy.c
 
 
-def make_pattern_table(conn, name="t", pages=1000, every=10):
-    """A table of `pages` pages, all-frozen after VACUUM (FREEZE), then one
-    tuple updated (HOT, on the same page) on every `every`-th page starting
-    at page 0.  Returns the numbers of the modified pages."""
+def make_frozen_table(conn, name="t", pages=1000):
+    """A table of exactly `pages` pages of 4 rows (row n on page (n-1)/4),
+    all-frozen after VACUUM (FREEZE)."""
     with conn.cursor() as cur:
         cur.execute(f"DROP TABLE IF EXISTS {name}")
         # 8 rows of ~900 bytes fill a page to ~90 %; fillfactor 50 leaves
@@ -29,6 +28,14 @@ def make_pattern_table(conn, name="t", pages=1000, every=10):
         got = cur.fetchone()[0]
         assert got == pages, f"table has {got} pages, wanted {pages}"
         cur.execute(f"VACUUM (FREEZE) {name}")
+
+
+def make_pattern_table(conn, name="t", pages=1000, every=10):
+    """A table of `pages` pages, all-frozen after VACUUM (FREEZE), then one
+    tuple updated (HOT, on the same page) on every `every`-th page starting
+    at page 0.  Returns the numbers of the modified pages."""
+    make_frozen_table(conn, name, pages)
+    with conn.cursor() as cur:
         modified = list(range(0, pages, every))
         cur.execute(f"UPDATE {name} SET id = -id WHERE ctid = ANY(%s::tid[])",
                     ([f"({p},1)" for p in modified],))
