@@ -19,7 +19,7 @@ from pathlib import Path
 TOP = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TOP / "t"))
 
-from pgcluster import Cluster, Server, make_workdir, remove_tree  # noqa: E402
+from pgcluster import Cluster, make_workdir, remove_tree, server_from_spec  # noqa: E402
 
 ROWS_PER_PAGE = 22   # int rows fit in a page at fillfactor 10
 
@@ -53,12 +53,10 @@ def main():
     ap.add_argument("servers", nargs="+", metavar="NAME=PREFIX")
     args = ap.parse_args()
 
-    servers = []
-    for spec in args.servers:
-        name, _, prefix = spec.partition("=")
-        major = int(name.split("-")[0])
-        servers.append(Server(name=name, prefix=Path(prefix), major=major,
-                              variant=name.split("-")[1], tap=False))
+    try:
+        servers = [server_from_spec(spec) for spec in args.servers]
+    except ValueError as e:
+        ap.error(str(e))
 
     work = make_workdir("vacskip-bench-")
     nodes = []

@@ -49,8 +49,9 @@ TOP = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TOP / "t"))
 sys.path.insert(0, str(TOP / "bench"))
 
-from pgcluster import (Cluster, Server, as_build_user, give_to_build_user,  # noqa: E402
-                       install_extension, make_workdir, private_copy, remove_tree, run)
+from pgcluster import (Cluster, as_build_user, give_to_build_user,  # noqa: E402
+                       install_extension, make_workdir, private_copy, remove_tree, run,
+                       server_from_spec)
 from vacuum_model import parse_report, vacuum_verbose  # noqa: E402
 import cached_vacuum  # noqa: E402
 
@@ -563,12 +564,7 @@ class Bench:
                             freeze(conn, "t")
                             npages = table.modify(conn, ids)
                             conn.execute("CHECKPOINT")
-                        cold_restart(node, mode, files)
-                        with node.connect() as conn:
-                            warm_up(conn, "t")
-                            self.slow.reset()
-                            ms, rep_ = timed_vacuum_verbose(conn, "t", thr)
-                            reads, pen, _ = self.slow.counters()
+                        ms, rep_, reads, pen = self.cold_vacuum(node, mode, files, "t", thr)
                         self.res.add(ms=ms, scanned=rep_.scanned, rel_pages=rep_.rel_pages,
                                      reads=reads, penalised=pen, major=server.major,
                                      note=f"{len(ids)} rows on {npages} pages; "
@@ -577,6 +573,17 @@ class Bench:
                                            f"rep={rep} threshold={thr}: {ms:.1f} ms, "
                                            f"{rep_.scanned} pages", time.monotonic() - t0)
         return node
+
+    def cold_vacuum(self, node, mode, files, rel, threshold):
+        """Restart with `rel`'s files out of the OS cache (or direct I/O),
+        then time VACUUM (VERBOSE) rel: (ms, report, read calls, penalised)."""
+        cold_restart(node, mode, files)
+        with node.connect() as conn:
+            warm_up(conn, rel)
+            self.slow.reset()
+            ms, report = timed_vacuum_verbose(conn, rel, threshold)
+            reads, pen, _ = self.slow.counters()
+        return ms, report, reads, pen
 
     def phase_pgbench(self, server, node):
         cfg = self.cfg
@@ -614,12 +621,8 @@ class Bench:
                            "-b", "tpcb-like", "postgres"], env=env)
             with node.connect() as conn:
                 conn.execute("CHECKPOINT")
-            cold_restart(node, mode, files)
-            with node.connect() as conn:
-                warm_up(conn, "pgbench_accounts")
-                self.slow.reset()
-                ms, rep_ = timed_vacuum_verbose(conn, "pgbench_accounts", thr)
-                reads, pen, _ = self.slow.counters()
+            ms, rep_, reads, pen = self.cold_vacuum(node, mode, files, "pgbench_accounts",
+                                                    thr)
             self.res.add(phase="pgbench", server=server.name, major=server.major, mode=mode,
                          profile=profile, pages=scale, frac=frac, rep=0, threshold=thr, ms=ms,
                          scanned=rep_.scanned, rel_pages=rep_.rel_pages, reads=reads,
@@ -1017,11 +1020,13 @@ def write_report(out, size, cfg, profiles_used, command):
 # ----------------------------------------------------------------- main
 
 def parse_server(spec):
-    name, _, prefix = spec.partition("=")
-    major, _, variant = name.partition("-")
-    if not prefix or variant not in ("patched", "stock") or not major.isdigit():
-        raise SystemExit(f"bad --server {spec!r}: want MAJOR-patched=PREFIX or MAJOR-stock=PREFIX")
-    return Server(name=name, prefix=Path(prefix), major=int(major), variant=variant, tap=False)
+    try:
+        server = server_from_spec(spec)
+    except ValueError as e:
+        raise SystemExit(str(e))
+    if server.variant not in ("patched", "stock"):
+        raise SystemExit(f"bad --server {spec!r}: the benchmark compares patched and stock")
+    return server
 
 
 def main(argv=None):
@@ -1061,7 +1066,7 @@ def main(argv=None):
             bench.close()
         log(f"measurements done in {fmt_s(time.monotonic() - t0)}")
     verdicts = write_report(out, args.size, cfg, None, command)
-    log(f"report: {out / 'report.md'}")
+    log(f"report: {os.path.relpath(out / 'report.md')}")
     for g, ok_b, ok_s, wb, ws, gb, gs in verdicts:
         log(f"autotuner {'/'.join(g)}: auto/best geomean {gb:.2f} (worst {wb['vs_best']:.2f}), "
             f"auto/stock geomean {gs:.2f} (worst {ws['vs_stock']:.2f})")

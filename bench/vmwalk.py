@@ -37,7 +37,8 @@ from pathlib import Path
 TOP = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TOP / "t"))
 
-from pgcluster import Cluster, Server, as_build_user, make_workdir, remove_tree, run  # noqa: E402
+from pgcluster import (Cluster, as_build_user, make_workdir, remove_tree, run,  # noqa: E402
+                       server_from_spec)
 from vacuum_model import parse_report, vacuum_verbose  # noqa: E402
 
 TABLES = ("big", "small", "sparse", "one")
@@ -126,12 +127,10 @@ def main():
     ap.add_argument("servers", nargs="+", metavar="NAME=PREFIX")
     args = ap.parse_args()
 
-    servers = []
-    for spec in args.servers:
-        name, _, prefix = spec.partition("=")
-        major, _, variant = name.partition("-")
-        servers.append(Server(name=name, prefix=Path(prefix), major=int(major),
-                              variant=variant, tap=False))
+    try:
+        servers = [server_from_spec(spec) for spec in args.servers]
+    except ValueError as e:
+        ap.error(str(e))
     if len({s.major for s in servers}) != 1:
         sys.exit("vmwalk.py: all servers must be of one major (one data directory)")
 

@@ -95,6 +95,17 @@ class Server:
         return self.bindir / "pg_config"
 
 
+def server_from_spec(spec):
+    """A Server from "MAJOR-VARIANT=PREFIX" (the benchmarks' command line)."""
+    name, _, prefix = spec.partition("=")
+    major, _, variant = name.partition("-")
+    if not major.isdigit() or variant not in VARIANTS or not prefix:
+        raise ValueError(f"bad server {spec!r}: want MAJOR-VARIANT=PREFIX, "
+                         f"VARIANT one of {', '.join(VARIANTS)}")
+    return Server(name=name, prefix=Path(prefix), major=int(major), variant=variant,
+                  tap=False)
+
+
 class Cluster:
     """An initdb'ed, started data directory of one Server."""
 
