@@ -45,24 +45,39 @@ StorageInputs default_storage(int major) {
     return in;
 }
 
+// Pages VACUUM's reads of consecutive pages are merged into: from 18 on,
+// the read stream combines up to io_combine_limit; before, the kernel's
+// readahead does the merging.
+static int merged_read_pages(const StorageInputs &in) {
+    if (in.server_major >= 18 && in.io_combine_limit > 0)
+        return in.io_combine_limit;
+    return kReadaheadPages;
+}
+
+// Splitting a merged read of up to k pages: skipping a run of L pages saves
+// L pages and L/k requests, and costs one request (r pages):
+// L * (1 + r/k) = r at L = k*r/(k + r).
+static double split_penalty(int k) {
+    const double r = kRequestCostPages;
+    return k * r / (k + r);
+}
+
 CostModel cost_model(const StorageInputs &in) {
     const int concurrency = vacuum_concurrency(in);
+    const int k = merged_read_pages(in);
+    const double split = split_penalty(k);
     if (!(in.seq_page_cost > 0.0))
-        return {std::numeric_limits<double>::infinity(), concurrency};
-    // A break makes the next read a random one: it costs the difference
-    // between a random and a sequential page, relative to a sequential page.
-    // Concurrent reads hide part of that latency; the square root matches
-    // this machine's disk (a lone 8 kB read: 60 us at queue depth 1, 15 us at
-    // 16, see ../shared/MEASURED.md) and never lets concurrency hide it all.
-    // The one constant is calibrated so that PostgreSQL's default settings
-    // give stock's 32: they describe the storage SKIP_PAGES_THRESHOLD was
-    // chosen for.
+        return {std::numeric_limits<double>::infinity(), split,
+                std::numeric_limits<double>::infinity(), concurrency, k};
+    // A break also makes the next read a random one: random_page_cost /
+    // seq_page_cost - 1, the excess the DBA's settings describe, scaled so
+    // that PostgreSQL's default settings give stock's 32 in all: they
+    // describe the storage SKIP_PAGES_THRESHOLD was chosen for.
     const double excess = in.random_page_cost / in.seq_page_cost - 1.0;
     const double default_excess = kDefaultRandomPageCost / kDefaultSeqPageCost - 1.0;
-    const double default_concurrency = vacuum_concurrency(default_storage(in.server_major));
-    const double penalty = kStockThreshold * (excess / default_excess) *
-                           std::sqrt(default_concurrency / concurrency);
-    return {std::max(penalty, 0.0), concurrency};
+    const double scale = kStockThreshold - split_penalty(kReadaheadPages);
+    const double random = std::max(scale * excess / default_excess, 0.0);
+    return {split + random, split, random, concurrency, k};
 }
 
 std::uint32_t tuned_threshold(const CostModel &model) {
@@ -109,9 +124,11 @@ Decision decide(int setting, const StorageInputs &storage, const FreezeInputs &f
     const int n = std::snprintf(
         d.reason, sizeof(d.reason),
         "autotuned: a break in the read stream costs %.2f sequential page reads "
-        "(random_page_cost/seq_page_cost %.2f, I/O concurrency %d), so runs of %u or "
-        "more pages are skipped",
-        d.model.break_penalty, storage.random_page_cost / storage.seq_page_cost,
+        "(%.2f for splitting a read of up to %d pages, %.2f for random_page_cost/"
+        "seq_page_cost %.2f; I/O concurrency %d), so runs of %u or more pages are "
+        "skipped",
+        d.model.break_penalty, d.model.split_penalty, d.model.request_pages,
+        d.model.random_penalty, storage.random_page_cost / storage.seq_page_cost,
         d.model.concurrency, t);
     if (d.read_through && n > 0 && static_cast<std::size_t>(n) < sizeof(d.reason))
         std::snprintf(d.reason + n, sizeof(d.reason) - n,

@@ -81,24 +81,33 @@ void test_model_defaults()
 
 void test_model_fast_storage()
 {
+    // The part no setting describes: splitting a 16-page read, 16*8/(16+8).
+    const double split16 = 16.0 * 8 / (16 + 8);
+    // What one unit of random_page_cost/seq_page_cost - 1 adds: the rest of
+    // stock's 32 over the default's 3 units.
+    const double per_unit = (32 - split16) / 3;
     // This machine described as flash: random_page_cost 1.1.
     for (int major : {15, 18}) {
         StorageInputs in = default_storage(major);
         in.random_page_cost = 1.1;
         const CostModel m = cost_model(in);
-        check(std::fabs(m.break_penalty - 32 * 0.1 / 3) < 1e-9, "penalty at 1.1 is 32*0.1/3");
-        check(auto_threshold(in) == 2, "random_page_cost 1.1 gives 2");
+        check(std::fabs(m.split_penalty - split16) < 1e-9, "split penalty 16*8/24");
+        check(std::fabs(m.random_penalty - 0.1 * per_unit) < 1e-9, "random penalty at 1.1");
+        check(std::fabs(m.break_penalty - (split16 + 0.1 * per_unit)) < 1e-9,
+              "penalty = split + random");
+        check(m.request_pages == 16, "reads merged up to 16 pages");
+        check(auto_threshold(in) == 7, "random_page_cost 1.1 gives ceil(6.22) = 7");
         in.random_page_cost = 1.0;
-        check(auto_threshold(in) == 1, "random_page_cost = seq_page_cost gives 1");
+        check(auto_threshold(in) == 6, "random_page_cost = seq_page_cost gives ceil(5.33) = 6");
         in.random_page_cost = 0.5;
-        check(auto_threshold(in) == 1, "random cheaper than sequential gives 1");
+        check(auto_threshold(in) == 6, "random cheaper than sequential: the split alone");
     }
     StorageInputs in = default_storage(18);
     in.random_page_cost = 1.5;
-    check(auto_threshold(in) == 6, "18, 1.5, concurrency 16: ceil(32*0.5/3) = 6");
+    check(auto_threshold(in) == 10, "18, 1.5: ceil(5.33 + 0.5 * 8.89) = 10");
     in.io_method = IoMethod::kSync;
     check(cost_model(in).concurrency == 1, "io_method sync: no asynchronous reads");
-    check(auto_threshold(in) == 22, "18 sync, 1.5: ceil(32*0.5/3*4) = 22");
+    check(auto_threshold(in) == 10, "concurrency does not change the threshold");
     in.io_method = IoMethod::kWorker;
     in.maintenance_io_concurrency = 0;
     check(cost_model(in).concurrency == 1, "maintenance_io_concurrency 0 counts as 1");
@@ -106,7 +115,21 @@ void test_model_fast_storage()
     s15.maintenance_io_concurrency = 256;
     s15.random_page_cost = 2.0;
     check(cost_model(s15).concurrency == 1, "15 reads one block at a time");
-    check(auto_threshold(s15) == 11, "15, 2.0: ceil(32/3) = 11");
+    check(cost_model(s15).request_pages == 16, "15: the kernel's readahead, 16 pages");
+    check(auto_threshold(s15) == 15, "15, 2.0: ceil(5.33 + 8.89) = 15");
+
+    // io_combine_limit (18): fewer pages merged make a split cheaper.
+    StorageInputs comb = default_storage(18);
+    comb.random_page_cost = 1.0;
+    comb.io_combine_limit = 1;
+    check(auto_threshold(comb) == 1, "io_combine_limit 1: 8/9, threshold 1");
+    comb.io_combine_limit = 32;
+    check(auto_threshold(comb) == 7, "io_combine_limit 32: 32*8/40 = 6.4, threshold 7");
+    comb.random_page_cost = 4.0;
+    comb.io_combine_limit = 8;
+    check(auto_threshold(comb) == 31, "defaults but io_combine_limit 8: 4 + 26.67, 31");
+    comb.io_combine_limit = 0;
+    check(cost_model(comb).request_pages == 16, "no io_combine_limit read: readahead's 16");
 
     StorageInputs zero = default_storage(18);
     zero.seq_page_cost = 0;
@@ -115,6 +138,10 @@ void test_model_fast_storage()
     StorageInputs slow = default_storage(18);
     slow.random_page_cost = 40;
     check(auto_threshold(slow) == 32, "slower than default is clamped to stock");
+    // The benchmark's profiles (bench/results): this disk (1.0) and slow (3.0).
+    slow.random_page_cost = 3.0;
+    slow.maintenance_io_concurrency = 1;
+    check(auto_threshold(slow) == 24, "benchmark's slow profile: ceil(5.33 + 17.78) = 24");
 }
 
 void test_model_monotonic()
@@ -165,13 +192,13 @@ void test_model_read_through()
     young.freeze_table_age = 100;
     young.relfrozenxid_age = 50;   // exactly half: not past it
     Decision d = decide(kThresholdAutotune, fast, young);
-    check(!d.read_through && d.thresholds.all_visible == 2, "age at half: no read-through");
+    check(!d.read_through && d.thresholds.all_visible == 7, "age at half: no read-through");
     FreezeInputs due = young;
     due.relfrozenxid_age = 51;
     d = decide(kThresholdAutotune, fast, due);
     check(d.read_through && d.thresholds.all_visible == kReadThrough &&
-              d.thresholds.all_frozen == 2,
-          "age past half: all-visible runs read, all-frozen runs keep 2");
+              d.thresholds.all_frozen == 7,
+          "age past half: all-visible runs read, all-frozen runs keep 7");
     FreezeInputs mxid;
     mxid.relminmxid_age = 80;
     mxid.multixact_freeze_table_age = 150;
@@ -183,9 +210,11 @@ void test_model_read_through()
 void test_estimated_cost()
 {
     StorageInputs in = default_storage(18);
-    in.random_page_cost = 2.5;   // penalty 16
+    in.random_page_cost = 2.5;   // penalty 16*8/24 + 1.5 * (32 - 16*8/24) / 3 = 18.67
     const CostModel m = cost_model(in);
-    check(std::fabs(estimated_cost(m, 100, 3) - (100 + 3 * 16.0)) < 1e-9,
+    const double penalty = 16.0 * 8 / 24 + 1.5 * (32 - 16.0 * 8 / 24) / 3;
+    check(std::fabs(m.break_penalty - penalty) < 1e-9, "penalty at 2.5");
+    check(std::fabs(estimated_cost(m, 100, 3) - (100 + 3 * penalty)) < 1e-9,
           "cost = pages + runs * penalty");
     check(estimated_cost(m, 0, 0) == 0.0, "nothing read costs nothing");
 }
