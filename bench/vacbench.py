@@ -96,6 +96,9 @@ CSV_FIELDS = ("phase", "server", "major", "mode", "profile", "pages", "frac", "r
 
 STATE_SIZE = 1 << 20
 
+# Fractions above this modify most pages: each point rewrites the table.
+HEAVY_FRAC = 1e-3
+
 
 def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
@@ -407,11 +410,21 @@ class Bench:
             for profile in cfg["profiles"]:
                 yield mode, profile
 
-    def sweep_left(self, s):
+    def sweep_passes(self):
+        """The fractions in two passes: those up to HEAVY_FRAC first, then the
+        rest, whose points cost far more (every page modified, frozen and
+        written again before each VACUUM): a run cut short keeps the rows
+        that tell thresholds apart."""
+        fracs = self.cfg["fracs"]
+        light = tuple(f for f in fracs if f <= HEAVY_FRAC)
+        heavy = tuple(f for f in fracs if f > HEAVY_FRAC)
+        return [p for p in (light, heavy) if p]
+
+    def sweep_left(self, s, fracs=None):
         cfg = self.cfg
         n = 0
         for mode, profile in self.sweep_plan(s.major):
-            for frac in cfg["fracs"]:
+            for frac in (cfg["fracs"] if fracs is None else fracs):
                 for rep in range(cfg["reps"]):
                     for thr in cfg["thresholds"]:
                         n += not self.res.have(
@@ -525,7 +538,7 @@ class Bench:
                                    f"{ms / n * 1000:.1f} us/page", ms / 1000.0)
         return self.calibrated_rpc(server, mode, profile)
 
-    def phase_sweep(self, server):
+    def phase_sweep(self, server, fracs):
         cfg = self.cfg
         settings = {"shared_buffers": f"'{cfg['shared_buffers']}'",
                     "shared_preload_libraries": "'vacskip'",
@@ -550,7 +563,7 @@ class Bench:
                 f"read penalty {env['SLOWREAD_PENALTY_US']} us")
             node.stop()
             node.start()
-            for frac in cfg["fracs"]:
+            for frac in fracs:
                 for rep in range(cfg["reps"]):
                     ids = table.choose(frac, rep)
                     for thr in shuffled(cfg["thresholds"], f"{frac}-{rep}"):
@@ -666,6 +679,11 @@ class Bench:
             for n in nodes:
                 n.stop()
 
+    def drop_cluster(self, node):
+        node.stop()
+        self.nodes.remove(node)
+        remove_tree(node.base)
+
     def run(self, phases):
         self.progress = Progress(0)
         self.progress.left = self.count_points(phases)
@@ -674,23 +692,30 @@ class Bench:
         if not self.progress.total:
             return
         self.install()
-        for s in self.patched():
-            node = None
-            if "sweep" in phases and self.sweep_left(s):
-                node = self.phase_sweep(s)
-            if "pgbench" in phases and self.pgbench_pending(s):
-                if node is None:
-                    node = self.start_cluster(s, {"shared_buffers": f"'{self.cfg['shared_buffers']}'",
-                                                  "shared_preload_libraries": "'vacskip'",
-                                                  "max_wal_size": "'8GB'"}, f"pgb-{s.name}")
+        passes = self.sweep_passes() if "sweep" in phases else []
+        # The cheap, telling rows first, then pgbench and seed 2, then the
+        # heavy rows (hours at full size).
+        if passes:
+            self.sweep_pass(passes[0])
+        if "pgbench" in phases:
+            for s in self.patched():
+                if self.pgbench_pending(s):
+                    node = self.start_cluster(
+                        s, {"shared_buffers": f"'{self.cfg['shared_buffers']}'",
+                            "shared_preload_libraries": "'vacskip'",
+                            "max_wal_size": "'8GB'"}, f"pgb-{s.name}")
                     node.start()
-                self.phase_pgbench(s, node)
-            if node is not None:
-                node.stop()
-                self.nodes.remove(node)
-                remove_tree(node.base)
+                    self.phase_pgbench(s, node)
+                    self.drop_cluster(node)
         if "cached" in phases:
             self.phase_cached()
+        for fracs in passes[1:]:
+            self.sweep_pass(fracs)
+
+    def sweep_pass(self, fracs):
+        for s in self.patched():
+            if self.sweep_left(s, fracs):
+                self.drop_cluster(self.phase_sweep(s, fracs))
 
 
 # ----------------------------------------------------------------- report
@@ -760,9 +785,14 @@ def score_rows(med, group):
         if not fixed or auto is None or "32" not in fixed:
             continue
         best_t = min(fixed, key=fixed.get)
+        # fixed thresholds that read exactly auto's pages with as many read
+        # calls (medians): the same VACUUM, so their times differ only by noise
+        twins = sorted((t for t in fixed
+                        if med[(*group, f, t)][1] == auto[1] and med[(*group, f, t)][4] == auto[4]),
+                       key=int)
         rows.append(dict(frac=f, best_t=best_t, best=fixed[best_t], auto=auto[0],
                          stock=fixed["32"], vs_best=auto[0] / fixed[best_t],
-                         vs_stock=auto[0] / fixed["32"]))
+                         vs_stock=auto[0] / fixed["32"], twins=twins))
     return rows
 
 
@@ -789,6 +819,24 @@ def plot(med, group, path, title):
     plt.close(fig)
 
 
+def missing_sweep_points(rows, cfg):
+    """{'server mode/profile': points planned by cfg but not in rows}: every
+    patched server, I/O mode and profile the sweep runs."""
+    have = {(r["server"], r["mode"], r["profile"], float(r["frac"]), r["rep"], r["threshold"])
+            for r in rows if r["phase"] == "sweep"}
+    missing = {}
+    for major, modes in sorted(cfg["io_modes"].items(), reverse=True):
+        s = f"{major}-patched"
+        for mode in modes:
+            for profile in cfg["profiles"]:
+                n = sum((s, mode, profile, float(f), str(rep), str(t)) not in have
+                        for f in cfg["fracs"] for rep in range(cfg["reps"])
+                        for t in cfg["thresholds"])
+                if n:
+                    missing[f"{s} {mode}/{profile}"] = n
+    return missing
+
+
 def write_report(out, size, cfg, profiles_used, command):
     with open(out / "runs.csv", newline="") as f:
         rows = list(csv.DictReader(f))
@@ -798,9 +846,17 @@ def write_report(out, size, cfg, profiles_used, command):
              "default": "DEFAULT (REDUCED) RUN: fewer fractions and repetitions, "
                         "small table; shows the shape, not final figures",
              "smoke": "SMOKE RUN (tiny; exercises the driver only)"}[size]
+    missing = missing_sweep_points(rows, cfg)
+    if missing:
+        label = "INCOMPLETE " + label
     p(f"# vacskip benchmark: {label}\n")
     p(f"Written {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC by "
       f"`{command}`; every measurement is in [runs.csv](runs.csv).\n")
+    if missing:
+        p(f"**Incomplete**: {sum(missing.values())} planned sweep points are not measured "
+          "yet (" + "; ".join(f"{k}: {v}" for k, v in missing.items()) + "). Rows "
+          "lacking a threshold are left out of the score. Resume with "
+          "`make bench BENCH=<size> BENCH_OUT=<this directory>`.\n")
     p("Caveat: this machine has 2 cores shared with other engineers compiling and "
       "testing while this ran; single timings vary by ±15 % or more (MEASURED.md), "
       f"and every cell is a median of only {cfg['reps']} run(s).\n")
@@ -925,16 +981,20 @@ def write_report(out, size, cfg, profiles_used, command):
             if chose:
                 p(f"Thresholds auto used (all-frozen/all-visible): {', '.join(chose)}.\n")
             p("| frac | best fixed | best ms | auto ms | auto / best | auto / stock | "
-              "≤ 1.10 × best | ≤ 1.00 × stock |")
-            p("|---|---|---|---|---|---|---|---|")
+              "≤ 1.10 × best | ≤ 1.00 × stock | same pages and reads as auto |")
+            p("|---|---|---|---|---|---|---|---|---|")
             for r in sc:
                 p(f"| {r['frac']:g} | {r['best_t']} | {r['best']:.1f} | {r['auto']:.1f} | "
                   f"{r['vs_best']:.2f} | {r['vs_stock']:.2f} | "
                   f"{'yes' if r['vs_best'] <= 1.10 else 'NO'} | "
-                  f"{'yes' if r['vs_stock'] <= 1.00 else 'NO'} |")
+                  f"{'yes' if r['vs_stock'] <= 1.00 else 'NO'} | "
+                  f"{', '.join(r['twins']) or '–'} |")
             gb = geomean([r["vs_best"] for r in sc])
             gs = geomean([r["vs_stock"] for r in sc])
-            p(f"| geometric mean | | | | {gb:.2f} | {gs:.2f} | | |\n")
+            p(f"| geometric mean | | | | {gb:.2f} | {gs:.2f} | | | |\n")
+            p("'Same pages and reads': fixed thresholds whose VACUUM read exactly the pages "
+              "auto's did, in as many read calls: the same work, so where the best fixed "
+              "threshold is among them, auto / best is noise between identical VACUUMs.\n")
             worst_b = max(sc, key=lambda r: r["vs_best"])
             worst_s = max(sc, key=lambda r: r["vs_stock"])
             ok_b = worst_b["vs_best"] <= 1.10
@@ -953,9 +1013,17 @@ def write_report(out, size, cfg, profiles_used, command):
                  f"{wb['vs_best']:.2f} × best (threshold {wb['best_t']})")
             s = ("met" if ok_s else f"NOT met: worst row {ws['frac']:g}, auto is "
                  f"{ws['vs_stock']:.2f} × stock")
+            sc = score_rows(med, g)
+            real = [r for r in sc if r["vs_best"] > 1.10 and r["best_t"] not in r["twins"]]
+            same = [r for r in sc if r["vs_best"] > 1.10 and r["best_t"] in r["twins"]]
+            same_s = ", ".join(f"{r['frac']:g}" for r in same) or "none"
+            real_s = ", ".join(f"{r['frac']:g}: {r['vs_best']:.2f}" for r in real) or "none"
             p(f"- {server}, {mode}, {profile}: auto ≤ 1.10 × best {b}; auto ≤ 1.00 × stock {s} "
-              f"(geometric means {gb:.2f} and {gs:.2f}).")
+              f"(geometric means {gb:.2f} and {gs:.2f}). Rows over 1.10 × best: "
+              f"{len(same)} where auto read the same pages as the best threshold "
+              f"({same_s}), {len(real)} where it read different ones ({real_s}).")
         p("")
+        superseded_scores(out, sweep, p)
     pgb = [r for r in rows if r["phase"] == "pgbench"]
     if pgb:
         p("## pgbench\n")
@@ -1017,7 +1085,65 @@ def write_report(out, size, cfg, profiles_used, command):
     return verdicts
 
 
+def superseded_scores(out, sweep, p):
+    """The score of the auto rows measured with an earlier autotuner
+    (runs-superseded.csv) against this run's fixed thresholds."""
+    path = out / "runs-superseded.csv"
+    if not path.exists():
+        return
+    with open(path, newline="") as f:
+        old = [r for r in csv.DictReader(f) if r["phase"] == "sweep"]
+    if not old:
+        return
+    med = medians([r for r in sweep if r["threshold"] != "auto"] + old)
+    p("### The autotuner's earlier revision\n")
+    p("Auto rows measured before the autotuner was revised (docs/model.md, 'Revision 2'), "
+      "from `runs-superseded.csv`, against the same fixed-threshold rows; they were "
+      "measured alongside them, the current auto rows later.\n")
+    p("| server, I/O, profile | thresholds used | auto / best: geomean, worst | "
+      "auto / stock: geomean, worst |")
+    p("|---|---|---|---|")
+    for g in sorted({k[:3] for k in med}):
+        sc = score_rows(med, g)
+        if not sc:
+            continue
+        chose = sorted({r["note"].split("skip thresholds ")[1] for r in old
+                        if (r["server"], r["mode"], r["profile"]) == g and
+                        "skip thresholds " in r["note"]})
+        p(f"| {', '.join(g)} | {', '.join(chose)} | "
+          f"{geomean([r['vs_best'] for r in sc]):.2f}, {max(r['vs_best'] for r in sc):.2f} | "
+          f"{geomean([r['vs_stock'] for r in sc]):.2f}, {max(r['vs_stock'] for r in sc):.2f} |")
+    p("")
+
+
 # ----------------------------------------------------------------- main
+
+def supersede_auto(out):
+    """Move the auto rows of runs.csv to runs-superseded.csv (appended, with
+    the vacskip source they were measured with), so that a resumed run
+    measures them again."""
+    path = out / "runs.csv"
+    if not path.exists():
+        return
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    keep = [r for r in rows if r["threshold"] != "auto"]
+    moved = [r for r in rows if r["threshold"] == "auto"]
+    old = out / "runs-superseded.csv"
+    new = not old.exists()
+    with open(old, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+        if new:
+            w.writeheader()
+        w.writerows(moved)
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+        w.writeheader()
+        w.writerows(keep)
+    tmp.replace(path)
+    log(f"{len(moved)} auto rows moved to {old.name}; they will be measured again")
+
 
 def parse_server(spec):
     try:
@@ -1039,6 +1165,9 @@ def main(argv=None):
     ap.add_argument("--penalty-us", type=int, help="slow profile's read penalty")
     ap.add_argument("--cached-pages", type=int, help="seed 2's table size")
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--remeasure-auto", action="store_true",
+                    help="move the auto rows of runs.csv to runs-superseded.csv first, so "
+                    "that they are measured again (after a change of the autotuner)")
     ap.add_argument("--installed", action="store_true",
                     help="vacskip is installed in the patched servers already (tests)")
     args = ap.parse_args(argv)
@@ -1051,6 +1180,8 @@ def main(argv=None):
                        f"{datetime.date.today():%Y-%m-%d}-{machine_tag()}"
                        f"{'' if args.size == 'full' else '-' + args.size}")
     out.mkdir(parents=True, exist_ok=True)
+    if args.remeasure_auto:
+        supersede_auto(out)
     command = " ".join(["bench/vacbench.py", "--size", args.size] +
                        (["--phases", args.phases] if args.phases != ap.get_default("phases") else []))
     if not args.report_only:
