@@ -1018,10 +1018,16 @@ def write_report(out, size, cfg, profiles_used, command):
             same = [r for r in sc if r["vs_best"] > 1.10 and r["best_t"] in r["twins"]]
             same_s = ", ".join(f"{r['frac']:g}" for r in same) or "none"
             real_s = ", ".join(f"{r['frac']:g}: {r['vs_best']:.2f}" for r in real) or "none"
+            over = [r for r in sc if r["vs_stock"] > 1.00]
+            over_same = ", ".join(f"{r['frac']:g}" for r in over if "32" in r["twins"]) or "none"
+            over_real = ", ".join(f"{r['frac']:g}: {r['vs_stock']:.2f}" for r in over
+                                  if "32" not in r["twins"]) or "none"
             p(f"- {server}, {mode}, {profile}: auto ≤ 1.10 × best {b}; auto ≤ 1.00 × stock {s} "
               f"(geometric means {gb:.2f} and {gs:.2f}). Rows over 1.10 × best: "
               f"{len(same)} where auto read the same pages as the best threshold "
-              f"({same_s}), {len(real)} where it read different ones ({real_s}).")
+              f"({same_s}), {len(real)} where it read different ones ({real_s}). "
+              f"Rows over 1.00 × stock where auto read what 32 read: {over_same}; "
+              f"where it read differently: {over_real}.")
         p("")
         superseded_scores(out, sweep, p)
     pgb = [r for r in rows if r["phase"] == "pgbench"]
