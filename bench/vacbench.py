@@ -77,7 +77,7 @@ SIZES = {
                     cached_pages=60000, cached_reps=51,
                     pgbench_scale=5, pgbench_fracs=(2e-4,), pgbench_profiles=("asis",)),
     "full": dict(sweep_pages=240000, shared_buffers="256MB", fracs=SEED1_FRACS,
-                 thresholds=THRESHOLDS, reps=3, penalty_us=200,
+                 thresholds=THRESHOLDS, reps=3, cheap_reps=(1e-4, 7), penalty_us=200,
                  io_modes={18: ("direct", "buffered"), 15: ("buffered",)},
                  profiles=("asis", "slow"), calib_pages=4000,
                  cached_pages=230000, cached_reps=101,
@@ -95,6 +95,16 @@ CSV_FIELDS = ("phase", "server", "major", "mode", "profile", "pages", "frac", "r
               "threshold", "ms", "scanned", "rel_pages", "reads", "penalised", "note")
 
 STATE_SIZE = 1 << 20
+
+
+def reps_of(cfg, frac):
+    """Repetitions of a fraction: cfg's cheap_reps = (f, n) gives fractions up
+    to f n repetitions (their VACUUMs take milliseconds, so noise weighs
+    most there and more runs cost little)."""
+    cheap = cfg.get("cheap_reps")
+    if cheap and frac <= cheap[0]:
+        return max(cheap[1], cfg["reps"])
+    return cfg["reps"]
 
 # Fractions above this modify most pages: each point rewrites the table.
 HEAVY_FRAC = 1e-3
@@ -425,7 +435,7 @@ class Bench:
         n = 0
         for mode, profile in self.sweep_plan(s.major):
             for frac in (cfg["fracs"] if fracs is None else fracs):
-                for rep in range(cfg["reps"]):
+                for rep in range(reps_of(cfg, frac)):
                     for thr in cfg["thresholds"]:
                         n += not self.res.have(
                             phase="sweep", server=s.name, mode=mode, profile=profile,
@@ -564,7 +574,7 @@ class Bench:
             node.stop()
             node.start()
             for frac in fracs:
-                for rep in range(cfg["reps"]):
+                for rep in range(reps_of(cfg, frac)):
                     ids = table.choose(frac, rep)
                     for thr in shuffled(cfg["thresholds"], f"{frac}-{rep}"):
                         key = dict(phase="sweep", server=server.name, mode=mode,
@@ -819,6 +829,14 @@ def plot(med, group, path, title):
     plt.close(fig)
 
 
+def reps_text(cfg):
+    cheap = cfg.get("cheap_reps")
+    if cheap:
+        return (f"{max(cheap[1], cfg['reps'])} runs up to fraction {cheap[0]:g}, "
+                f"{cfg['reps']} above")
+    return f"{cfg['reps']} run(s)"
+
+
 def missing_sweep_points(rows, cfg):
     """{'server mode/profile': points planned by cfg but not in rows}: every
     patched server, I/O mode and profile the sweep runs."""
@@ -830,7 +848,7 @@ def missing_sweep_points(rows, cfg):
         for mode in modes:
             for profile in cfg["profiles"]:
                 n = sum((s, mode, profile, float(f), str(rep), str(t)) not in have
-                        for f in cfg["fracs"] for rep in range(cfg["reps"])
+                        for f in cfg["fracs"] for rep in range(reps_of(cfg, f))
                         for t in cfg["thresholds"])
                 if n:
                     missing[f"{s} {mode}/{profile}"] = n
@@ -859,7 +877,7 @@ def write_report(out, size, cfg, profiles_used, command):
           "`make bench BENCH=<size> BENCH_OUT=<this directory>`.\n")
     p("Caveat: this machine has 2 cores shared with other engineers compiling and "
       "testing while this ran; single timings vary by ±15 % or more (MEASURED.md), "
-      f"and every cell is a median of only {cfg['reps']} run(s).\n")
+      f"and every cell is a median of only {reps_text(cfg)}.\n")
     p("## Machine\n")
     p("| fact | value |\n|---|---|")
     for k, v in machine_facts().items():
@@ -869,7 +887,7 @@ def write_report(out, size, cfg, profiles_used, command):
     p(f"Size `{size}`: sweep table {cfg['sweep_pages']} pages of `t(id int, val int, pad text)` "
       f"(pad {ROW_PAD} characters, fillfactor 90, ~96 rows per page), shared_buffers "
       f"{cfg['shared_buffers']}; fractions {', '.join(f'{f:g}' for f in cfg['fracs'])}; "
-      f"thresholds {', '.join(map(str, cfg['thresholds']))}; {cfg['reps']} repetition(s) "
+      f"thresholds {', '.join(map(str, cfg['thresholds']))}; {reps_text(cfg)} "
       "(medians). Every server: fsync off, autovacuum off, "
       "vacuum_max_eager_freeze_failure_rate = 0 (18), io_method = worker and "
       "io_combine_limit = 128kB (18), shared_preload_libraries = vacskip.\n")
