@@ -837,15 +837,22 @@ def reps_text(cfg):
     return f"{cfg['reps']} run(s)"
 
 
-def missing_sweep_points(rows, cfg):
-    """{'server mode/profile': points planned by cfg but not in rows}: every
-    patched server, I/O mode and profile the sweep runs."""
+def read_planned(out):
+    """The patched servers runs into `out` were given (servers.txt)."""
+    path = out / "servers.txt"
+    return path.read_text().split() if path.exists() else []
+
+
+def missing_sweep_points(rows, cfg, planned):
+    """{'server mode/profile': points planned by cfg but not in rows}, for the
+    patched servers `planned` and those with rows."""
     have = {(r["server"], r["mode"], r["profile"], float(r["frac"]), r["rep"], r["threshold"])
             for r in rows if r["phase"] == "sweep"}
+    servers = sorted({*planned, *(r["server"] for r in rows if r["phase"] == "sweep")},
+                     key=lambda n: (-int(n.split("-")[0]), n))
     missing = {}
-    for major, modes in sorted(cfg["io_modes"].items(), reverse=True):
-        s = f"{major}-patched"
-        for mode in modes:
+    for s in servers:
+        for mode in cfg["io_modes"].get(int(s.split("-")[0]), ()):
             for profile in cfg["profiles"]:
                 n = sum((s, mode, profile, float(f), str(rep), str(t)) not in have
                         for f in cfg["fracs"] for rep in range(reps_of(cfg, f))
@@ -864,7 +871,7 @@ def write_report(out, size, cfg, profiles_used, command):
              "default": "DEFAULT (REDUCED) RUN: fewer fractions and repetitions, "
                         "small table; shows the shape, not final figures",
              "smoke": "SMOKE RUN (tiny; exercises the driver only)"}[size]
-    missing = missing_sweep_points(rows, cfg)
+    missing = missing_sweep_points(rows, cfg, read_planned(out))
     if missing:
         label = "INCOMPLETE " + label
     p(f"# vacskip benchmark: {label}\n")
@@ -1047,7 +1054,6 @@ def write_report(out, size, cfg, profiles_used, command):
               f"Rows over 1.00 × stock where auto read what 32 read: {over_same}; "
               f"where it read differently: {over_real}.")
         p("")
-        superseded_scores(out, sweep, p)
     pgb = [r for r in rows if r["phase"] == "pgbench"]
     if pgb:
         p("## pgbench\n")
@@ -1109,65 +1115,7 @@ def write_report(out, size, cfg, profiles_used, command):
     return verdicts
 
 
-def superseded_scores(out, sweep, p):
-    """The score of the auto rows measured with an earlier autotuner
-    (runs-superseded.csv) against this run's fixed thresholds."""
-    path = out / "runs-superseded.csv"
-    if not path.exists():
-        return
-    with open(path, newline="") as f:
-        old = [r for r in csv.DictReader(f) if r["phase"] == "sweep"]
-    if not old:
-        return
-    med = medians([r for r in sweep if r["threshold"] != "auto"] + old)
-    p("### The autotuner's earlier revision\n")
-    p("Auto rows measured before the autotuner was revised (docs/model.md, 'Revision 2'), "
-      "from `runs-superseded.csv`, against the same fixed-threshold rows; they were "
-      "measured alongside them, the current auto rows later.\n")
-    p("| server, I/O, profile | thresholds used | auto / best: geomean, worst | "
-      "auto / stock: geomean, worst |")
-    p("|---|---|---|---|")
-    for g in sorted({k[:3] for k in med}):
-        sc = score_rows(med, g)
-        if not sc:
-            continue
-        chose = sorted({r["note"].split("skip thresholds ")[1] for r in old
-                        if (r["server"], r["mode"], r["profile"]) == g and
-                        "skip thresholds " in r["note"]})
-        p(f"| {', '.join(g)} | {', '.join(chose)} | "
-          f"{geomean([r['vs_best'] for r in sc]):.2f}, {max(r['vs_best'] for r in sc):.2f} | "
-          f"{geomean([r['vs_stock'] for r in sc]):.2f}, {max(r['vs_stock'] for r in sc):.2f} |")
-    p("")
-
-
 # ----------------------------------------------------------------- main
-
-def supersede_auto(out):
-    """Move the auto rows of runs.csv to runs-superseded.csv (appended, with
-    the vacskip source they were measured with), so that a resumed run
-    measures them again."""
-    path = out / "runs.csv"
-    if not path.exists():
-        return
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    keep = [r for r in rows if r["threshold"] != "auto"]
-    moved = [r for r in rows if r["threshold"] == "auto"]
-    old = out / "runs-superseded.csv"
-    new = not old.exists()
-    with open(old, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
-        if new:
-            w.writeheader()
-        w.writerows(moved)
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
-        w.writeheader()
-        w.writerows(keep)
-    tmp.replace(path)
-    log(f"{len(moved)} auto rows moved to {old.name}; they will be measured again")
-
 
 def parse_server(spec):
     try:
@@ -1189,9 +1137,6 @@ def main(argv=None):
     ap.add_argument("--penalty-us", type=int, help="slow profile's read penalty")
     ap.add_argument("--cached-pages", type=int, help="seed 2's table size")
     ap.add_argument("--report-only", action="store_true")
-    ap.add_argument("--remeasure-auto", action="store_true",
-                    help="move the auto rows of runs.csv to runs-superseded.csv first, so "
-                    "that they are measured again (after a change of the autotuner)")
     ap.add_argument("--installed", action="store_true",
                     help="vacskip is installed in the patched servers already (tests)")
     args = ap.parse_args(argv)
@@ -1204,14 +1149,15 @@ def main(argv=None):
                        f"{datetime.date.today():%Y-%m-%d}-{machine_tag()}"
                        f"{'' if args.size == 'full' else '-' + args.size}")
     out.mkdir(parents=True, exist_ok=True)
-    if args.remeasure_auto:
-        supersede_auto(out)
     command = " ".join(["bench/vacbench.py", "--size", args.size] +
                        (["--phases", args.phases] if args.phases != ap.get_default("phases") else []))
     if not args.report_only:
         servers = [parse_server(s) for s in args.server]
         if not servers:
             raise SystemExit("no --server given")
+        # the report's count of missing points covers the servers of the run
+        planned = sorted({*read_planned(out), *(s.name for s in servers if s.patched)})
+        (out / "servers.txt").write_text("".join(f"{n}\n" for n in planned))
         phases = [p.strip() for p in args.phases.split(",") if p.strip()]
         bench = Bench(args, cfg, servers, out)
         t0 = time.monotonic()

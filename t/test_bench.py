@@ -76,6 +76,9 @@ def test_bench_smoke(server, ext_build, tmp_path):
 
     report = (out / "report.md").read_text()
     assert "SMOKE RUN" in report
+    # every planned point of this one server was measured
+    assert (out / "servers.txt").read_text().split() == [server.name]
+    assert "INCOMPLETE" not in report and "**Incomplete**" not in report
     for m, p in groups:
         assert f"### {server.name}, {m}, {p}" in report        # score table
         assert (out / f"sweep-{server.name}-{m}-{p}.png").stat().st_size > 0
@@ -85,3 +88,33 @@ def test_bench_smoke(server, ext_build, tmp_path):
     print(res.stdout)
     assert res.returncode == 0
     assert read_rows(out) == rows
+
+
+def test_report_helpers():
+    """The report's bookkeeping, on made-up rows (no server needed)."""
+    full, default = vacbench.SIZES["full"], vacbench.SIZES["default"]
+    assert [vacbench.reps_of(full, f) for f in (1e-6, 1e-4, 2e-4, 1e-2)] == [7, 7, 3, 3]
+    assert {vacbench.reps_of(default, f) for f in default["fracs"]} == {default["reps"]}
+
+    # medians: (ms, scanned, n, penalised, read calls)
+    g = ("18-patched", "direct", "asis")
+    med = {(*g, 1e-3, "1"): (100.0, 50, 3, 0, 40), (*g, 1e-3, "8"): (90.0, 60, 3, 0, 30),
+           (*g, 1e-3, "16"): (96.0, 60, 3, 0, 31), (*g, 1e-3, "32"): (150.0, 200, 3, 0, 35),
+           (*g, 1e-3, "auto"): (99.0, 60, 3, 0, 30)}
+    [row] = vacbench.score_rows(med, g)
+    assert row["best_t"] == "8" and row["twins"] == ["8"]   # 16: same pages, more reads
+    assert row["vs_best"] == 99.0 / 90.0 and row["vs_stock"] == 99.0 / 150.0
+
+    # one server's smoke sweep, one point missing
+    smoke = vacbench.SIZES["smoke"]
+    rows = [dict(phase="sweep", server="18-patched", mode=m, profile=p, frac=str(f),
+                 rep=str(r), threshold=str(t))
+            for m in smoke["io_modes"][18] for p in smoke["profiles"] for f in smoke["fracs"]
+            for r in range(smoke["reps"]) for t in smoke["thresholds"]]
+    assert vacbench.missing_sweep_points(rows, smoke, ["18-patched"]) == {}
+    assert vacbench.missing_sweep_points(rows[1:], smoke, []) == \
+        {f"18-patched {rows[0]['mode']}/{rows[0]['profile']}": 1}
+    # a planned server without rows is missing all of its points
+    n15 = len(smoke["profiles"]) * len(smoke["fracs"]) * smoke["reps"] * len(smoke["thresholds"])
+    assert vacbench.missing_sweep_points(rows, smoke, ["15-patched"]) == \
+        {f"15-patched buffered/{p}": n15 // len(smoke["profiles"]) for p in smoke["profiles"]}

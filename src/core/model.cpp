@@ -24,6 +24,23 @@ int vacuum_concurrency(const StorageInputs &in) {
     return std::max(in.maintenance_io_concurrency, 1);
 }
 
+// Pages VACUUM's reads of consecutive pages are merged into: from 18 on,
+// the read stream combines up to io_combine_limit; before, the kernel's
+// readahead does the merging.
+int merged_read_pages(const StorageInputs &in) {
+    if (in.server_major >= 18 && in.io_combine_limit > 0)
+        return in.io_combine_limit;
+    return kReadaheadPages;
+}
+
+// Splitting a merged read of up to k pages: skipping a run of L pages saves
+// L pages and L/k requests, and costs one request (r pages):
+// L * (1 + r/k) = r at L = k*r/(k + r).
+double split_penalty(int k) {
+    const double r = kRequestCostPages;
+    return k * r / (k + r);
+}
+
 }  // namespace
 
 StorageInputs default_storage(int major) {
@@ -45,23 +62,6 @@ StorageInputs default_storage(int major) {
     return in;
 }
 
-// Pages VACUUM's reads of consecutive pages are merged into: from 18 on,
-// the read stream combines up to io_combine_limit; before, the kernel's
-// readahead does the merging.
-static int merged_read_pages(const StorageInputs &in) {
-    if (in.server_major >= 18 && in.io_combine_limit > 0)
-        return in.io_combine_limit;
-    return kReadaheadPages;
-}
-
-// Splitting a merged read of up to k pages: skipping a run of L pages saves
-// L pages and L/k requests, and costs one request (r pages):
-// L * (1 + r/k) = r at L = k*r/(k + r).
-static double split_penalty(int k) {
-    const double r = kRequestCostPages;
-    return k * r / (k + r);
-}
-
 CostModel cost_model(const StorageInputs &in) {
     const int concurrency = vacuum_concurrency(in);
     const int k = merged_read_pages(in);
@@ -70,13 +70,13 @@ CostModel cost_model(const StorageInputs &in) {
         return {std::numeric_limits<double>::infinity(), split,
                 std::numeric_limits<double>::infinity(), concurrency, k};
     // A break also makes the next read a random one: random_page_cost /
-    // seq_page_cost - 1, the excess the DBA's settings describe, scaled so
-    // that PostgreSQL's default settings give stock's 32 in all: they
-    // describe the storage SKIP_PAGES_THRESHOLD was chosen for.
+    // seq_page_cost - 1, the excess the DBA's settings describe.  It takes B
+    // from the split alone (random as cheap as sequential) to stock's 32 at
+    // PostgreSQL's default ratio: the defaults describe the storage
+    // SKIP_PAGES_THRESHOLD was chosen for, whatever io_combine_limit is.
     const double excess = in.random_page_cost / in.seq_page_cost - 1.0;
     const double default_excess = kDefaultRandomPageCost / kDefaultSeqPageCost - 1.0;
-    const double scale = kStockThreshold - split_penalty(kReadaheadPages);
-    const double random = std::max(scale * excess / default_excess, 0.0);
+    const double random = std::max((kStockThreshold - split) * excess / default_excess, 0.0);
     return {split + random, split, random, concurrency, k};
 }
 
@@ -121,15 +121,22 @@ Decision decide(int setting, const StorageInputs &storage, const FreezeInputs &f
     d.read_through = t < kStockThreshold && relfrozenxid_due(freeze);
     if (d.read_through)
         d.thresholds.all_visible = kReadThrough;
-    const int n = std::snprintf(
-        d.reason, sizeof(d.reason),
-        "autotuned: a break in the read stream costs %.2f sequential page reads "
-        "(%.2f for splitting a read of up to %d pages, %.2f for random_page_cost/"
-        "seq_page_cost %.2f; I/O concurrency %d), so runs of %u or more pages are "
-        "skipped",
-        d.model.break_penalty, d.model.split_penalty, d.model.request_pages,
-        d.model.random_penalty, storage.random_page_cost / storage.seq_page_cost,
-        d.model.concurrency, t);
+    int n;
+    if (!(storage.seq_page_cost > 0.0))
+        n = std::snprintf(d.reason, sizeof(d.reason),
+                          "autotuned: seq_page_cost %.3g is not positive (reading is free), "
+                          "so runs of %u or more pages are skipped, as in stock PostgreSQL",
+                          storage.seq_page_cost, t);
+    else
+        n = std::snprintf(
+            d.reason, sizeof(d.reason),
+            "autotuned: a break in the read stream costs %.3g sequential page reads "
+            "(%.3g for splitting a read of up to %d pages, %.3g for random_page_cost/"
+            "seq_page_cost %.3g; I/O concurrency %d), so runs of %u or more pages are "
+            "skipped",
+            d.model.break_penalty, d.model.split_penalty, d.model.request_pages,
+            d.model.random_penalty, storage.random_page_cost / storage.seq_page_cost,
+            d.model.concurrency, t);
     if (d.read_through && n > 0 && static_cast<std::size_t>(n) < sizeof(d.reason))
         std::snprintf(d.reason + n, sizeof(d.reason) - n,
                       "; runs with all-visible pages are read so that relfrozenxid can "

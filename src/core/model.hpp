@@ -47,8 +47,8 @@ constexpr std::uint32_t kReadThrough = 0xFFFFFFFFu;
 // What one more I/O request costs, in pages transferred within a request:
 // an assumption about the storage that no PostgreSQL setting states.  This
 // machine's disk: a lone 8 kB read 60 us, a 128 kB read 141 us at queue
-// depth 1 (../shared/MEASURED.md), i.e. ~51 us per request against ~5.4 us
-// per page; 8 is a round figure below that, for flash in general.
+// depth 1 (../shared/MEASURED.md), i.e. ~55 us per request against ~5.4 us
+// per page (r ~ 10); 8 is a round figure below that, for flash in general.
 constexpr double kRequestCostPages = 8.0;
 
 // Pages merged into one read request when VACUUM reads consecutive pages

@@ -65,9 +65,12 @@ read_storage(Relation rel, vacskip::StorageInputs *in, StorageSources *sources)
 	in->effective_io_concurrency = get_tablespace_io_concurrency(spcid);
 	in->maintenance_io_concurrency = get_tablespace_maintenance_io_concurrency(spcid);
 	in->io_method = io_method_of(GetConfigOption("io_method", true, false));
-	const char *combine = GetConfigOption("io_combine_limit", true, false);
-
-	in->io_combine_limit = combine ? atoi(combine) : 0;
+#if PG_VERSION_NUM >= 180000
+	/* what the read stream uses: the smaller of the two settings */
+	in->io_combine_limit = io_combine_limit;
+#else
+	in->io_combine_limit = 0;
+#endif
 	tablespace_overrides(spcid, sources);
 }
 

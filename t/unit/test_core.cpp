@@ -125,9 +125,15 @@ void test_model_fast_storage()
     check(auto_threshold(comb) == 1, "io_combine_limit 1: 8/9, threshold 1");
     comb.io_combine_limit = 32;
     check(auto_threshold(comb) == 7, "io_combine_limit 32: 32*8/40 = 6.4, threshold 7");
-    comb.random_page_cost = 4.0;
+    comb.random_page_cost = 1.1;
     comb.io_combine_limit = 8;
-    check(auto_threshold(comb) == 31, "defaults but io_combine_limit 8: 4 + 26.67, 31");
+    check(auto_threshold(comb) == 5, "io_combine_limit 8, 1.1: 4 + 28 * 0.1 / 3 = 4.93, 5");
+    comb.random_page_cost = 4.0;
+    for (int k : {1, 2, 8, 16, 32, 64})
+    {
+        comb.io_combine_limit = k;
+        check(auto_threshold(comb) == 32, "default page costs give 32 at any io_combine_limit");
+    }
     comb.io_combine_limit = 0;
     check(cost_model(comb).request_pages == 16, "no io_combine_limit read: readahead's 16");
 
@@ -138,10 +144,13 @@ void test_model_fast_storage()
     StorageInputs slow = default_storage(18);
     slow.random_page_cost = 40;
     check(auto_threshold(slow) == 32, "slower than default is clamped to stock");
-    // The benchmark's profiles (bench/results): this disk (1.0) and slow (3.0).
+    // The benchmark's slow profile (bench/results): random_page_cost measured
+    // 3.0-3.2, concurrency 1.
     slow.random_page_cost = 3.0;
     slow.maintenance_io_concurrency = 1;
-    check(auto_threshold(slow) == 24, "benchmark's slow profile: ceil(5.33 + 17.78) = 24");
+    check(auto_threshold(slow) == 24, "3.0: ceil(5.33 + 17.78) = 24");
+    slow.random_page_cost = 3.2;
+    check(auto_threshold(slow) == 25, "3.2: ceil(5.33 + 19.56) = 25");
 }
 
 void test_model_monotonic()
