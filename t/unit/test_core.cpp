@@ -118,21 +118,33 @@ void test_model_fast_storage()
     check(cost_model(s15).request_pages == 16, "15: the kernel's readahead, 16 pages");
     check(auto_threshold(s15) == 15, "15, 2.0: ceil(5.33 + 8.89) = 15");
 
-    // io_combine_limit (18): fewer pages merged make a split cheaper.
+    // Worked examples of docs/model.md on 18: io_combine_limit k (fewer pages
+    // merged make a split cheaper), random_page_cost, expected threshold.
+    struct Example {
+        int k;
+        double rpc;
+        std::uint32_t want;
+        const char *what;
+    };
+    const Example examples[] = {
+        {1, 1.0, 1, "io_combine_limit 1: 8/9, threshold 1"},
+        {32, 1.0, 7, "io_combine_limit 32: 32*8/40 = 6.4, threshold 7"},
+        {8, 1.1, 5, "io_combine_limit 8, 1.1: 4 + 28 * 0.1 / 3 = 4.93, 5"},
+        {16, 2.9, 23, "slow profile as measured, 2.9: ceil(5.33 + 16.89) = 23"},
+        {16, 3.0, 24, "3.0: ceil(5.33 + 17.78) = 24"},
+        {16, 3.2, 25, "slow profile as first measured, 3.2: ceil(5.33 + 19.56) = 25"},
+        {1, 4.0, 32, "default page costs give 32 at io_combine_limit 1"},
+        {2, 4.0, 32, "default page costs give 32 at io_combine_limit 2"},
+        {8, 4.0, 32, "default page costs give 32 at io_combine_limit 8"},
+        {32, 4.0, 32, "default page costs give 32 at io_combine_limit 32"},
+        {64, 4.0, 32, "default page costs give 32 at io_combine_limit 64"},
+    };
     StorageInputs comb = default_storage(18);
-    comb.random_page_cost = 1.0;
-    comb.io_combine_limit = 1;
-    check(auto_threshold(comb) == 1, "io_combine_limit 1: 8/9, threshold 1");
-    comb.io_combine_limit = 32;
-    check(auto_threshold(comb) == 7, "io_combine_limit 32: 32*8/40 = 6.4, threshold 7");
-    comb.random_page_cost = 1.1;
-    comb.io_combine_limit = 8;
-    check(auto_threshold(comb) == 5, "io_combine_limit 8, 1.1: 4 + 28 * 0.1 / 3 = 4.93, 5");
-    comb.random_page_cost = 4.0;
-    for (int k : {1, 2, 8, 16, 32, 64})
-    {
-        comb.io_combine_limit = k;
-        check(auto_threshold(comb) == 32, "default page costs give 32 at any io_combine_limit");
+    comb.maintenance_io_concurrency = 1;   // the slow profile's; does not enter
+    for (const Example &e : examples) {
+        comb.io_combine_limit = e.k;
+        comb.random_page_cost = e.rpc;
+        check(auto_threshold(comb) == e.want, e.what);
     }
     comb.io_combine_limit = 0;
     check(cost_model(comb).request_pages == 16, "no io_combine_limit read: readahead's 16");
@@ -144,13 +156,6 @@ void test_model_fast_storage()
     StorageInputs slow = default_storage(18);
     slow.random_page_cost = 40;
     check(auto_threshold(slow) == 32, "slower than default is clamped to stock");
-    // The benchmark's slow profile (bench/results): random_page_cost measured
-    // 3.0-3.2, concurrency 1.
-    slow.random_page_cost = 3.0;
-    slow.maintenance_io_concurrency = 1;
-    check(auto_threshold(slow) == 24, "3.0: ceil(5.33 + 17.78) = 24");
-    slow.random_page_cost = 3.2;
-    check(auto_threshold(slow) == 25, "3.2: ceil(5.33 + 19.56) = 25");
 }
 
 void test_model_monotonic()
