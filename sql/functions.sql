@@ -39,10 +39,13 @@ RESET vacskip.threshold;
 -- effective_threshold(): 32 with PostgreSQL's defaults, on every server
 --
 SELECT vacskip.effective_threshold('vs_t');
--- storage described as fast: 7 where the hook is, 32 (stock) where it is not (docs/model.md)
+-- storage described as fast: 6 (18) or 3 (15) where the hook is, 32 (stock)
+-- where it is not (docs/model.md)
 SET random_page_cost = 1.1;
 SELECT vacskip.effective_threshold('vs_t') =
-       CASE WHEN vacskip.hook_active() THEN 7 ELSE 32 END AS as_expected;
+       CASE WHEN NOT vacskip.hook_active() THEN 32
+            WHEN current_setting('server_version_num')::int >= 180000 THEN 6
+            ELSE 3 END AS as_expected;
 SET vacskip.threshold = 4;
 SELECT vacskip.effective_threshold('vs_t') =
        CASE WHEN vacskip.hook_active() THEN 4 ELSE 32 END AS as_expected;
@@ -78,11 +81,15 @@ FROM vacskip.explain_threshold('vs_t');
 ALTER TABLESPACE pg_default SET (random_page_cost = 1.1, maintenance_io_concurrency = 4);
 SELECT random_page_cost, random_page_cost_source, seq_page_cost_source,
        maintenance_io_concurrency, maintenance_io_concurrency_source,
-       -- splitting a 16-page read, 16 * 8 / (16 + 8), plus (32 - that) *
-       -- (1.1 - 1) / (4 - 1); maintenance_io_concurrency does not enter
-       round(break_penalty::numeric, 4) = 6.2222 AS break_penalty,
-       all_frozen_threshold = CASE WHEN vacskip.hook_active() THEN 7
-           ELSE 32 END AS as_expected,
+       -- splitting a read of k pages, k * 8 / (k + 8) (k = 16 on 18, the
+       -- kernel's first readahead window of 4 before), plus (32 - that) *
+       -- ((1.1 - 1) / (4 - 1))^3; maintenance_io_concurrency does not enter
+       round(break_penalty::numeric, 4) =
+           CASE WHEN current_setting('server_version_num')::int >= 180000
+                THEN 5.3343 ELSE 2.6678 END AS break_penalty,
+       all_frozen_threshold = CASE WHEN NOT vacskip.hook_active() THEN 32
+           WHEN current_setting('server_version_num')::int >= 180000 THEN 6
+           ELSE 3 END AS as_expected,
        reason LIKE CASE WHEN vacskip.hook_active() THEN 'autotuned: %'
                         ELSE 'this server has no skip threshold hook%' END AS reason_ok
 FROM vacskip.explain_threshold('vs_t');

@@ -73,10 +73,12 @@ CostModel cost_model(const StorageInputs &in) {
     // seq_page_cost - 1, the excess the DBA's settings describe.  It takes B
     // from the split alone (random as cheap as sequential) to stock's 32 at
     // PostgreSQL's default ratio: the defaults describe the storage
-    // SKIP_PAGES_THRESHOLD was chosen for, whatever io_combine_limit is.
+    // SKIP_PAGES_THRESHOLD was chosen for, whatever io_combine_limit is.  In
+    // between it rises as the cube of the excess (kRandomShape, fitted).
     const double excess = in.random_page_cost / in.seq_page_cost - 1.0;
     const double default_excess = kDefaultRandomPageCost / kDefaultSeqPageCost - 1.0;
-    const double random = std::max((kStockThreshold - split) * excess / default_excess, 0.0);
+    const double share = std::pow(std::max(excess / default_excess, 0.0), kRandomShape);
+    const double random = (kStockThreshold - split) * share;
     return {split + random, split, random, concurrency, k};
 }
 

@@ -81,42 +81,52 @@ void test_model_defaults()
 
 void test_model_fast_storage()
 {
-    // The part no setting describes: splitting a 16-page read, 16*8/(16+8).
-    const double split16 = 16.0 * 8 / (16 + 8);
-    // What one unit of random_page_cost/seq_page_cost - 1 adds: the rest of
-    // stock's 32 over the default's 3 units.
-    const double per_unit = (32 - split16) / 3;
+    // The part no setting describes: splitting a read merged from k pages,
+    // k*8/(k+8): 16 pages on 18 (io_combine_limit), 4 before (the kernel's
+    // first readahead window of a new stream).
+    const double split18 = 16.0 * 8 / (16 + 8);
+    const double split15 = 4.0 * 8 / (4 + 8);
+    // The random part at random_page_cost 1.1: the rest of stock's 32 times
+    // the cube of the excess over the default's (0.1 / 3).
+    const double share = std::pow(0.1 / 3, 3);
     // This machine described as flash: random_page_cost 1.1.
     for (int major : {15, 18}) {
+        const double split = major >= 18 ? split18 : split15;
         StorageInputs in = default_storage(major);
         in.random_page_cost = 1.1;
         const CostModel m = cost_model(in);
-        check(std::fabs(m.split_penalty - split16) < 1e-9, "split penalty 16*8/24");
-        check(std::fabs(m.random_penalty - 0.1 * per_unit) < 1e-9, "random penalty at 1.1");
-        check(std::fabs(m.break_penalty - (split16 + 0.1 * per_unit)) < 1e-9,
+        check(std::fabs(m.split_penalty - split) < 1e-9, "split penalty k*8/(k+8)");
+        check(std::fabs(m.random_penalty - (32 - split) * share) < 1e-9,
+              "random penalty at 1.1");
+        check(std::fabs(m.break_penalty - (split + (32 - split) * share)) < 1e-9,
               "penalty = split + random");
-        check(m.request_pages == 16, "reads merged up to 16 pages");
-        check(auto_threshold(in) == 7, "random_page_cost 1.1 gives ceil(6.22) = 7");
+        check(m.request_pages == (major >= 18 ? 16 : 4), "reads merged up to 16 (18) or 4 pages");
+        check(auto_threshold(in) == (major >= 18 ? 6u : 3u),
+              "random_page_cost 1.1 gives ceil(5.33 + 0.001) = 6 on 18, ceil(2.67 + 0.001) = 3 on 15");
         in.random_page_cost = 1.0;
-        check(auto_threshold(in) == 6, "random_page_cost = seq_page_cost gives ceil(5.33) = 6");
+        check(auto_threshold(in) == (major >= 18 ? 6u : 3u),
+              "random_page_cost = seq_page_cost: the split alone");
         in.random_page_cost = 0.5;
-        check(auto_threshold(in) == 6, "random cheaper than sequential: the split alone");
+        check(auto_threshold(in) == (major >= 18 ? 6u : 3u),
+              "random cheaper than sequential: the split alone");
     }
     StorageInputs in = default_storage(18);
-    in.random_page_cost = 1.5;
-    check(auto_threshold(in) == 10, "18, 1.5: ceil(5.33 + 0.5 * 8.89) = 10");
+    in.random_page_cost = 2.5;
+    check(auto_threshold(in) == 9, "18, 2.5: ceil(5.33 + 26.67 * 0.5^3) = 9");
     in.io_method = IoMethod::kSync;
     check(cost_model(in).concurrency == 1, "io_method sync: no asynchronous reads");
-    check(auto_threshold(in) == 10, "concurrency does not change the threshold");
+    check(auto_threshold(in) == 9, "concurrency does not change the threshold");
     in.io_method = IoMethod::kWorker;
     in.maintenance_io_concurrency = 0;
     check(cost_model(in).concurrency == 1, "maintenance_io_concurrency 0 counts as 1");
     StorageInputs s15 = default_storage(15);
     s15.maintenance_io_concurrency = 256;
-    s15.random_page_cost = 2.0;
+    s15.random_page_cost = 2.9;
     check(cost_model(s15).concurrency == 1, "15 reads one block at a time");
-    check(cost_model(s15).request_pages == 16, "15: the kernel's readahead, 16 pages");
-    check(auto_threshold(s15) == 15, "15, 2.0: ceil(5.33 + 8.89) = 15");
+    check(cost_model(s15).request_pages == 4, "15: the kernel's first readahead window, 4 pages");
+    check(auto_threshold(s15) == 11, "15, slow profile 2.9: ceil(2.67 + 29.33 * (1.9/3)^3) = 11");
+    s15.random_page_cost = 2.0;
+    check(auto_threshold(s15) == 4, "15, 2.0: ceil(2.67 + 29.33 / 27) = 4");
 
     // Worked examples of docs/model.md on 18: io_combine_limit k (fewer pages
     // merged make a split cheaper), random_page_cost, expected threshold.
@@ -129,10 +139,13 @@ void test_model_fast_storage()
     const Example examples[] = {
         {1, 1.0, 1, "io_combine_limit 1: 8/9, threshold 1"},
         {32, 1.0, 7, "io_combine_limit 32: 32*8/40 = 6.4, threshold 7"},
-        {8, 1.1, 5, "io_combine_limit 8, 1.1: 4 + 28 * 0.1 / 3 = 4.93, 5"},
-        {16, 2.9, 23, "slow profile as measured, 2.9: ceil(5.33 + 16.89) = 23"},
-        {16, 3.0, 24, "3.0: ceil(5.33 + 17.78) = 24"},
-        {16, 3.2, 25, "slow profile as first measured, 3.2: ceil(5.33 + 19.56) = 25"},
+        {8, 1.1, 5, "io_combine_limit 8, 1.1: 4 + 28 * (0.1/3)^3 = 4.001, 5"},
+        {16, 1.5, 6, "1.5: ceil(5.33 + 26.67 * (0.5/3)^3 = 5.46) = 6"},
+        {16, 2.0, 7, "2.0: ceil(5.33 + 26.67 / 27 = 6.32) = 7"},
+        {16, 2.9, 13, "slow profile as measured, 2.9: ceil(5.33 + 6.77) = 13"},
+        {16, 3.0, 14, "3.0: ceil(5.33 + 7.90) = 14"},
+        {16, 3.2, 16, "slow profile as first measured, 3.2: ceil(5.33 + 10.52) = 16"},
+        {16, 3.5, 21, "3.5: ceil(5.33 + 15.43) = 21"},
         {1, 4.0, 32, "default page costs give 32 at io_combine_limit 1"},
         {2, 4.0, 32, "default page costs give 32 at io_combine_limit 2"},
         {8, 4.0, 32, "default page costs give 32 at io_combine_limit 8"},
@@ -147,7 +160,7 @@ void test_model_fast_storage()
         check(auto_threshold(comb) == e.want, e.what);
     }
     comb.io_combine_limit = 0;
-    check(cost_model(comb).request_pages == 16, "no io_combine_limit read: readahead's 16");
+    check(cost_model(comb).request_pages == 4, "no io_combine_limit read: readahead's 4");
 
     StorageInputs zero = default_storage(18);
     zero.seq_page_cost = 0;
@@ -206,13 +219,13 @@ void test_model_read_through()
     young.freeze_table_age = 100;
     young.relfrozenxid_age = 50;   // exactly half: not past it
     Decision d = decide(kThresholdAutotune, fast, young);
-    check(!d.read_through && d.thresholds.all_visible == 7, "age at half: no read-through");
+    check(!d.read_through && d.thresholds.all_visible == 6, "age at half: no read-through");
     FreezeInputs due = young;
     due.relfrozenxid_age = 51;
     d = decide(kThresholdAutotune, fast, due);
     check(d.read_through && d.thresholds.all_visible == kReadThrough &&
-              d.thresholds.all_frozen == 7,
-          "age past half: all-visible runs read, all-frozen runs keep 7");
+              d.thresholds.all_frozen == 6,
+          "age past half: all-visible runs read, all-frozen runs keep 6");
     FreezeInputs mxid;
     mxid.relminmxid_age = 80;
     mxid.multixact_freeze_table_age = 150;
@@ -224,9 +237,9 @@ void test_model_read_through()
 void test_estimated_cost()
 {
     StorageInputs in = default_storage(18);
-    in.random_page_cost = 2.5;   // penalty 16*8/24 + 1.5 * (32 - 16*8/24) / 3 = 18.67
+    in.random_page_cost = 2.5;   // penalty 16*8/24 + (32 - 16*8/24) * (1.5/3)^3 = 8.67
     const CostModel m = cost_model(in);
-    const double penalty = 16.0 * 8 / 24 + 1.5 * (32 - 16.0 * 8 / 24) / 3;
+    const double penalty = 16.0 * 8 / 24 + (32 - 16.0 * 8 / 24) * 0.125;
     check(std::fabs(m.break_penalty - penalty) < 1e-9, "penalty at 2.5");
     check(std::fabs(estimated_cost(m, 100, 3) - (100 + 3 * penalty)) < 1e-9,
           "cost = pages + runs * penalty");
