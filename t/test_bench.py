@@ -104,6 +104,15 @@ def test_report_helpers():
     [row] = vacbench.score_rows(med, g)
     assert row["best_t"] == "8" and row["twins"] == ["8"]   # 16: same pages, more reads
     assert row["vs_best"] == 99.0 / 90.0 and row["vs_stock"] == 99.0 / 150.0
+    assert row["pages_vs_best"] == 1.0 and row["reads_vs_best"] == 1.0
+    # auto reading a little more than the best (within 5 %), then much more
+    med[(*g, 1e-3, "auto")] = (120.0, 62, 3, 0, 31)
+    [row] = vacbench.score_rows(med, g)
+    assert row["twins"] == [] and vacbench.similar_work(row)
+    assert row["pages_vs_best"] == 62 / 60 and row["reads_vs_best"] == 31 / 30
+    med[(*g, 1e-3, "auto")] = (120.0, 60, 3, 0, 40)
+    [row] = vacbench.score_rows(med, g)
+    assert not vacbench.similar_work(row)   # same pages, a third more read calls
 
     # one server's smoke sweep, one point missing
     smoke = vacbench.SIZES["smoke"]
