@@ -5,6 +5,7 @@ second run with the same result directory resumes instead of measuring
 again."""
 
 import csv
+import math
 import subprocess
 import sys
 
@@ -113,6 +114,14 @@ def test_report_helpers():
     med[(*g, 1e-3, "auto")] = (120.0, 60, 3, 0, 40)
     [row] = vacbench.score_rows(med, g)
     assert not vacbench.similar_work(row)   # same pages, a third more read calls
+    # fixed thresholds scored like auto: a second row where 16 is best
+    med.update({(*g, 1e-4, "1"): (30.0, 5, 3, 0, 5), (*g, 1e-4, "8"): (24.0, 6, 3, 0, 4),
+                (*g, 1e-4, "16"): (20.0, 6, 3, 0, 4), (*g, 1e-4, "32"): (40.0, 9, 3, 0, 4),
+                (*g, 1e-4, "auto"): (25.0, 6, 3, 0, 4)})
+    fs = vacbench.fixed_scores(med, g)
+    assert fs["8"][0] == 1.2 and math.isclose(fs["8"][1], math.sqrt(1.2))
+    assert fs["1"][0] == 1.5 and math.isclose(fs["1"][1], math.sqrt(100 / 90 * 1.5))
+    assert fs["16"][0] == 96 / 90 and vacbench.best_constant(fs) == "16"
 
     # one server's smoke sweep, one point missing
     smoke = vacbench.SIZES["smoke"]
