@@ -66,20 +66,20 @@ SIZES = {
     "smoke": dict(sweep_pages=300, shared_buffers="16MB", fracs=(1e-3, 1e-2),
                   thresholds=(1, 32, "auto"), reps=1, penalty_us=200,
                   io_modes={18: ("direct", "buffered"), 15: ("buffered",)},
-                  profiles=("asis", "slow"), calib_pages=50,
+                  profiles=("asis", "slow"), calib_pages=50, calib_reps=2,
                   cached_pages=2000, cached_reps=3,
                   pgbench_scale=1, pgbench_fracs=(1e-3,), pgbench_profiles=("asis",)),
     "default": dict(sweep_pages=8000, shared_buffers="16MB",
                     fracs=(1e-5, 1e-4, 5e-4, 1e-3, 1e-2),
                     thresholds=THRESHOLDS, reps=2, penalty_us=200,
                     io_modes={18: ("direct", "buffered"), 15: ("buffered",)},
-                    profiles=("asis", "slow"), calib_pages=1000,
+                    profiles=("asis", "slow"), calib_pages=1000, calib_reps=3,
                     cached_pages=60000, cached_reps=51,
                     pgbench_scale=5, pgbench_fracs=(2e-4,), pgbench_profiles=("asis",)),
     "full": dict(sweep_pages=240000, shared_buffers="256MB", fracs=SEED1_FRACS,
                  thresholds=THRESHOLDS, reps=3, cheap_reps=(1e-4, 7), penalty_us=200,
                  io_modes={18: ("direct", "buffered"), 15: ("buffered",)},
-                 profiles=("asis", "slow"), calib_pages=4000,
+                 profiles=("asis", "slow"), calib_pages=4000, calib_reps=5,
                  cached_pages=230000, cached_reps=101,
                  pgbench_scale=100, pgbench_fracs=(1e-4, 1e-3),
                  pgbench_profiles=("asis", "slow")),
@@ -341,8 +341,9 @@ def calibrated_rpc(rows, server, mode, profile):
     direct-I/O calibration of that profile (of any server) if there is one,
     else that of this server and I/O mode; None if neither was measured."""
     def per_page(rs, kind):
-        r = next((r for r in rs if r["threshold"] == kind), None)
-        return float(r["ms"]) / int(r["scanned"]) if r else None
+        """Median cost per page of the calibration runs of that kind."""
+        costs = [float(r["ms"]) / int(r["scanned"]) for r in rs if r["threshold"] == kind]
+        return statistics.median(costs) if costs else None
 
     calib = [r for r in rows if r["phase"] == "calib" and r["profile"] == profile]
     for rs in ([r for r in calib if r["mode"] == "direct"],
@@ -469,9 +470,9 @@ class Bench:
             left["cached"] = len(self.cached_pending()) * self.cfg["cached_reps"]
         return left
 
-    def calib_key(self, server, mode, profile):
+    def calib_key(self, server, mode, profile, rep=0):
         return dict(phase="calib", server=server.name, mode=mode, profile=profile,
-                    pages=self.cfg["sweep_pages"], frac="", rep=0)
+                    pages=self.cfg["sweep_pages"], frac="", rep=rep)
 
     def calibrated_rpc(self, server, mode, profile):
         """random_page_cost from the calibration in runs.csv, or None."""
@@ -522,13 +523,18 @@ class Bench:
         direct I/O where the server has it (no OS readahead); other I/O
         modes and servers reuse that figure."""
         cfg = self.cfg
-        key = self.calib_key(server, mode, profile)
-        if self.calibrated_rpc(server, mode, profile) is None:
-            node.set_profile(profile_settings(server.major, mode, profile),
-                             self.profile_env(profile))
-            got = {}
-            pages = cfg["sweep_pages"]
-            sample = sorted(random.Random("calib").sample(range(pages), cfg["calib_pages"]))
+        # A run that has a calibration keeps it (however many repetitions
+        # it has): a resumed run must not change the autotuner's input.
+        if self.calibrated_rpc(server, mode, profile) is not None:
+            return self.calibrated_rpc(server, mode, profile)
+        node.set_profile(profile_settings(server.major, mode, profile),
+                         self.profile_env(profile))
+        pages = cfg["sweep_pages"]
+        sample = sorted(random.Random("calib").sample(range(pages), cfg["calib_pages"]))
+        # repetitions alternate the two kinds; random_page_cost is the ratio
+        # of their medians
+        for rep in range(cfg.get("calib_reps", 1)):
+            key = self.calib_key(server, mode, profile, rep)
             for kind in ("seq", "rand"):
                 cold_restart(node, mode, files)
                 with node.connect() as conn:
@@ -541,10 +547,10 @@ class Bench:
                     n = len(blocks)
                     ms = (time.perf_counter() - t0) * 1000.0
                     reads, pen, _ = self.slow.counters()
-                got[kind] = ms / n
                 self.res.add(threshold=kind, ms=ms, scanned=n, reads=reads, penalised=pen,
                              major=server.major, note=f"{ms / n * 1000:.1f} us/page", **key)
-                self.progress.step("sweep", f"calibration {server.name} {mode}/{profile} {kind}: "
+                self.progress.step("sweep", f"calibration {server.name} {mode}/{profile} "
+                                   f"{kind} {rep + 1}/{cfg.get('calib_reps', 1)}: "
                                    f"{ms / n * 1000:.1f} us/page", ms / 1000.0)
         return self.calibrated_rpc(server, mode, profile)
 
@@ -952,8 +958,11 @@ def write_report(out, size, cfg, profiles_used, command):
       "sequential reads with fio: same request size (8 kB), same queue depth (1). After "
       "a cold restart, a TID scan (`WHERE ctid = ANY(...)`, one 8 kB read at a time) "
       f"of tuple 1 of pages 0 to n - 1 (sequential), then of n = {cfg['calib_pages']} "
-      "sorted random pages (random); "
-      "random_page_cost = random / sequential cost per page (at least 1), measured with "
+      "sorted random pages (random), the two alternating (this size: "
+      f"{cfg.get('calib_reps', 1)} times each; the table says how many runs a result "
+      "directory has); "
+      "random_page_cost = median random / median sequential cost per page (at least 1), "
+      "measured with "
       "direct I/O on 18 (no OS readahead) and used for every I/O mode and server of that "
       "profile. The same settings apply to every threshold column; the fixed "
       "thresholds ignore random_page_cost, the auto column (threshold -1) reads it.\n")
@@ -966,15 +975,27 @@ def write_report(out, size, cfg, profiles_used, command):
         p("|---|---|---|---|---|---|---|---|")
         groups = {}
         for r in calib:
-            groups.setdefault((r["server"], r["mode"], r["profile"]), {})[r["threshold"]] = r
+            groups.setdefault((r["server"], r["mode"], r["profile"]), {}) \
+                .setdefault(r["threshold"], []).append(r)
+
+        def us(rs):
+            return [float(r["ms"]) / int(r["scanned"]) * 1000 for r in rs]
+
+        def span(xs):
+            return f"{statistics.median(xs):.1f}" + (
+                f" ({min(xs):.1f}-{max(xs):.1f}, {len(xs)} runs)" if len(xs) > 1 else "")
+
+        def med_int(rs, field):
+            return f"{statistics.median(int(r[field]) for r in rs):g}"
+
         for (srv, mode, prof), g in sorted(groups.items()):
             if "seq" not in g or "rand" not in g:
                 continue
-            s = float(g["seq"]["ms"]) / int(g["seq"]["scanned"]) * 1000
-            rr = float(g["rand"]["ms"]) / int(g["rand"]["scanned"]) * 1000
-            p(f"| {srv} | {mode} | {prof} | {s:.1f} | {rr:.1f} | {max(1.0, round(rr / s, 1)):g} | "
-              f"{g['seq']['reads']} / {g['rand']['reads']} | "
-              f"{g['seq']['penalised']} / {g['rand']['penalised']} |")
+            s, rr = us(g["seq"]), us(g["rand"])
+            ratio = max(1.0, round(statistics.median(rr) / statistics.median(s), 1))
+            p(f"| {srv} | {mode} | {prof} | {span(s)} | {span(rr)} | {ratio:g} | "
+              f"{med_int(g['seq'], 'reads')} / {med_int(g['rand'], 'reads')} | "
+              f"{med_int(g['seq'], 'penalised')} / {med_int(g['rand'], 'penalised')} |")
         p("")
     sweep = [r for r in rows if r["phase"] == "sweep"]
     med = medians(sweep)

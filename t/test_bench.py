@@ -53,12 +53,14 @@ def test_bench_smoke(server, ext_build, tmp_path):
             # the autotuner's threshold is at most stock's
             assert same["1"] <= same["auto"] <= int(r["scanned"])
 
-    # each profile is calibrated once, with direct I/O where the server has it
+    # each profile is calibrated once (calib_reps runs of each kind), with
+    # direct I/O where the server has it
     calib = [r for r in rows if r["phase"] == "calib"]
     modes = cfg["io_modes"][server.major]
     calib_mode = "direct" if "direct" in modes else modes[0]
-    assert {(r["mode"], r["profile"], r["threshold"]) for r in calib} == \
-        {(calib_mode, p, k) for p in cfg["profiles"] for k in ("seq", "rand")}
+    assert sorted((r["mode"], r["profile"], r["threshold"], r["rep"]) for r in calib) == \
+        sorted((calib_mode, p, k, str(i)) for p in cfg["profiles"] for k in ("seq", "rand")
+               for i in range(cfg["calib_reps"]))
     # slowread: delays reads only under the slow profile, and there it does
     for r in calib:
         if r["profile"] == "slow" and r["threshold"] == "rand":
@@ -122,6 +124,15 @@ def test_report_helpers():
     assert fs["8"][0] == 1.2 and math.isclose(fs["8"][1], math.sqrt(1.2))
     assert fs["1"][0] == 1.5 and math.isclose(fs["1"][1], math.sqrt(100 / 90 * 1.5))
     assert fs["16"][0] == 96 / 90 and vacbench.best_constant(fs) == "16"
+
+    # random_page_cost from repeated calibration runs: ratio of the medians,
+    # 0.31 / 0.12 = 2.58 -> 2.6 (one decimal); the outlier 0.5 does not count
+    calib = [dict(phase="calib", server="18-patched", mode="direct", profile="slow",
+                  threshold=k, ms=str(ms), scanned="100")
+             for k, ms in (("seq", 10), ("rand", 31), ("seq", 12), ("rand", 30),
+                           ("seq", 50), ("rand", 33))]
+    assert vacbench.calibrated_rpc(calib, "15-patched", "buffered", "slow") == 2.6
+    assert vacbench.calibrated_rpc(calib, "18-patched", "direct", "asis") is None
 
     # one server's smoke sweep, one point missing
     smoke = vacbench.SIZES["smoke"]
