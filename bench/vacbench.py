@@ -1238,9 +1238,10 @@ def main(argv=None):
         log(f"measurements done in {fmt_s(time.monotonic() - t0)}")
     verdicts = write_report(out, args.size, cfg, None, command)
     log(f"report: {os.path.relpath(out / 'report.md')}")
-    for g, ok_b, ok_s, wb, ws, gb, gs in verdicts:
+    for g, ok_b, ok_s, wb, ws, gb, gs, bc, bcs in verdicts:
         log(f"autotuner {'/'.join(g)}: auto/best geomean {gb:.2f} (worst {wb['vs_best']:.2f}), "
-            f"auto/stock geomean {gs:.2f} (worst {ws['vs_stock']:.2f})")
+            f"auto/stock geomean {gs:.2f} (worst {ws['vs_stock']:.2f}); best single fixed "
+            f"threshold {bc} (worst {bcs[0]:.2f})")
     return 0
 
 
