@@ -790,13 +790,60 @@ def thr_key(t):
     return (1, 0) if t == "auto" else (0, int(t))
 
 
-def score_rows(med, group):
-    """Per fraction: best fixed threshold, auto / best, auto / stock."""
-    server, mode, profile = group
+def per_rep(rows):
+    """(server, mode, profile, frac, threshold) -> {rep: ms}"""
+    out = {}
+    for r in rows:
+        k = (r["server"], r["mode"], r["profile"], float(r["frac"]), r["threshold"])
+        out.setdefault(k, {})[r["rep"]] = float(r["ms"])
+    return out
+
+
+# One-sided 95 % quantiles of Student's t by degrees of freedom; a df between
+# two entries takes the smaller df's (larger) quantile.
+T95 = {1: 6.314, 2: 2.920, 3: 2.353, 4: 2.132, 5: 2.015, 6: 1.943, 7: 1.895, 8: 1.860,
+       9: 1.833, 10: 1.812, 12: 1.782, 15: 1.753, 20: 1.725, 30: 1.697, 60: 1.671}
+
+
+def t95(df):
+    return T95[max(k for k in T95 if k <= df)]
+
+
+def paired_ratio(reps, group, frac, a, b):
+    """a's time over b's, paired by repetition (the same rows were updated
+    for both): (pairs, lower bound, geometric mean, upper bound), the bounds
+    one-sided 95 % (Student's t on the logarithms of the ratios).  None with
+    fewer than two pairs."""
+    xa, xb = reps.get((*group, frac, a), {}), reps.get((*group, frac, b), {})
+    lr = [math.log(xa[k] / xb[k]) for k in xa if k in xb and xa[k] > 0 and xb[k] > 0]
+    if len(lr) < 2:
+        return None
+    m = statistics.mean(lr)
+    h = t95(len(lr) - 1) * statistics.stdev(lr) / math.sqrt(len(lr))
+    return len(lr), math.exp(m - h), math.exp(m), math.exp(m + h)
+
+
+def judge(bounds, limit):
+    """'above' limit beyond noise (lower bound over it), 'within' (upper
+    bound at most it), else 'undecided' (or '-' without repetitions)."""
+    if bounds is None:
+        return "-"
+    _, lo, _, hi = bounds
+    return "above" if lo > limit else "within" if hi <= limit else "undecided"
+
+
+def fixed_medians(med, group, frac):
+    """{fixed threshold: median ms} of one row."""
+    return {k[4]: v[0] for k, v in med.items() if k[:4] == (*group, frac) and k[4] != "auto"}
+
+
+def score_rows(med, group, reps=None):
+    """Per fraction: best fixed threshold, auto / best, auto / stock; with
+    reps (per_rep()), the same two paired by repetition with their bounds."""
     fracs = sorted({k[3] for k in med if k[:3] == group})
     rows = []
     for f in fracs:
-        fixed = {k[4]: v[0] for k, v in med.items() if k[:4] == (*group, f) and k[4] != "auto"}
+        fixed = fixed_medians(med, group, f)
         auto = med.get((*group, f, "auto"))
         if not fixed or auto is None or "32" not in fixed:
             continue
@@ -811,8 +858,36 @@ def score_rows(med, group):
                          stock=fixed["32"], vs_best=auto[0] / fixed[best_t],
                          vs_stock=auto[0] / fixed["32"], twins=twins,
                          pages_vs_best=auto[1] / best[1] if best[1] else float("nan"),
-                         reads_vs_best=auto[4] / best[4] if best[4] else float("nan")))
+                         reads_vs_best=auto[4] / best[4] if best[4] else float("nan"),
+                         paired_best=paired_ratio(reps, group, f, "auto", best_t) if reps else None,
+                         paired_stock=paired_ratio(reps, group, f, "auto", "32") if reps else None))
     return rows
+
+
+def paired_text(bounds, limit):
+    if bounds is None:
+        return "–"
+    _, lo, gm, hi = bounds
+    return f"{gm:.2f} [{lo:.2f}, {hi:.2f}]: {judge(bounds, limit)}"
+
+
+def paired_summary(sc, key, limit, what):
+    """One sentence part: how many rows are above, within, undecided."""
+    by = {}
+    for r in sc:
+        by.setdefault(judge(r[key], limit), []).append(r)
+
+    def rows(v):
+        return ", ".join(f"{r['frac']:g} ({r[key][2]:.2f} [{r[key][1]:.2f}, {r[key][3]:.2f}])"
+                         for r in by.get(v, []))
+    def n(v):
+        k = len(by.get(v, []))
+        return f"{k} row{'' if k == 1 else 's'}"
+    return (f"auto ≤ {limit:.2f} × {what} within on {n('within')}, above on {n('above')}"
+            + (f" ({rows('above')})" if by.get("above") else "")
+            + f", undecided on {n('undecided')}"
+            + (f" ({rows('undecided')})" if by.get("undecided") else "")
+            + (f", without repetitions on {n('-')}" if by.get("-") else ""))
 
 
 def fixed_scores(med, group):
@@ -820,10 +895,10 @@ def fixed_scores(med, group):
     score_rows() scores: {t: (worst t / best, geometric mean t / best)}.
     What one threshold, chosen in hindsight for this profile and I/O mode,
     achieves against the criteria under this run's noise."""
-    fracs = [r["frac"] for r in score_rows(med, group)]
     ratios = {}
+    fracs = [r["frac"] for r in score_rows(med, group)]
     for f in fracs:
-        fixed = {k[4]: v[0] for k, v in med.items() if k[:4] == (*group, f) and k[4] != "auto"}
+        fixed = fixed_medians(med, group, f)
         best = min(fixed.values())
         for t, ms in fixed.items():
             ratios.setdefault(t, []).append(ms / best)
@@ -910,6 +985,14 @@ def write_report(out, size, cfg, profiles_used, command):
              "default": "DEFAULT (REDUCED) RUN: fewer fractions and repetitions, "
                         "small table; shows the shape, not final figures",
              "smoke": "SMOKE RUN (tiny; exercises the driver only)"}[size]
+    part = []
+    if tuple(cfg["profiles"]) != SIZES[size]["profiles"]:
+        part.append(f"profile{'s' if len(cfg['profiles']) > 1 else ''} "
+                    f"{', '.join(cfg['profiles'])} only")
+    if tuple(cfg["fracs"]) != SIZES[size]["fracs"]:
+        part.append(f"fractions {', '.join(f'{f:g}' for f in cfg['fracs'])} only")
+    if part:
+        label += ", " + "; ".join(part)
     missing = missing_sweep_points(rows, cfg, read_planned(out))
     if missing:
         label = "INCOMPLETE " + label
@@ -1048,8 +1131,20 @@ def write_report(out, size, cfg, profiles_used, command):
         p("Per row: auto = vacskip.threshold -1 under the profile's settings; best = the "
           "fastest fixed threshold of that row (medians). Criteria of the issue: "
           "auto ≤ 1.10 × best and auto ≤ 1.00 × stock (32) on every row.\n")
+        p("Judged two ways. By the medians (the 'auto / best', 'auto / stock' and yes/NO "
+          "columns). And paired by repetition ('paired' columns): every threshold of one "
+          "repetition updated the same rows, so each repetition gives one ratio of auto's "
+          "time to the other's; the cell is their geometric mean with one-sided 95 % "
+          "bounds (Student's t on the logarithms), and the criterion is 'within' when the "
+          "upper bound meets it, 'above' when the lower bound misses it, 'undecided' when "
+          "the interval straddles it, i.e. the repetitions cannot tell. The best fixed "
+          "threshold is picked from the same repetitions, which favours it: an 'above' "
+          "against it leans against auto.\n")
+        reps = per_rep(sweep)
+        scored = {}
         for g in groups:
-            sc = score_rows(med, g)
+            sc = score_rows(med, g, reps)
+            scored[g] = sc
             if not sc:
                 continue
             server, mode, profile = g
@@ -1060,19 +1155,22 @@ def write_report(out, size, cfg, profiles_used, command):
             if chose:
                 p(f"Thresholds auto used (all-frozen/all-visible): {', '.join(chose)}.\n")
             p("| frac | best fixed | best ms | auto ms | auto / best | auto / stock | "
-              "≤ 1.10 × best | ≤ 1.00 × stock | auto's pages, read calls / best's | "
+              "≤ 1.10 × best | ≤ 1.00 × stock | paired auto / best [bounds]: vs 1.10 | "
+              "paired auto / stock [bounds]: vs 1.00 | auto's pages, read calls / best's | "
               "same pages and reads as auto |")
-            p("|---|---|---|---|---|---|---|---|---|---|")
+            p("|---|---|---|---|---|---|---|---|---|---|---|---|")
             for r in sc:
                 p(f"| {r['frac']:g} | {r['best_t']} | {r['best']:.1f} | {r['auto']:.1f} | "
                   f"{r['vs_best']:.2f} | {r['vs_stock']:.2f} | "
                   f"{'yes' if r['vs_best'] <= 1.10 else 'NO'} | "
                   f"{'yes' if r['vs_stock'] <= 1.00 else 'NO'} | "
+                  f"{paired_text(r['paired_best'], 1.10)} | "
+                  f"{paired_text(r['paired_stock'], 1.00)} | "
                   f"{r['pages_vs_best']:.2f}, {r['reads_vs_best']:.2f} | "
                   f"{', '.join(r['twins']) or '–'} |")
             gb = geomean([r["vs_best"] for r in sc])
             gs = geomean([r["vs_stock"] for r in sc])
-            p(f"| geometric mean | | | | {gb:.2f} | {gs:.2f} | | | | |\n")
+            p(f"| geometric mean | | | | {gb:.2f} | {gs:.2f} | | | | | | |\n")
             p("'Same pages and reads': fixed thresholds whose VACUUM read exactly the pages "
               "auto's did, in as many read calls: the same work, so where the best fixed "
               "threshold is among them, auto / best is noise between identical VACUUMs. "
@@ -1102,7 +1200,7 @@ def write_report(out, size, cfg, profiles_used, command):
                  f"{wb['vs_best']:.2f} × best (threshold {wb['best_t']})")
             s = ("met" if ok_s else f"NOT met: worst row {ws['frac']:g}, auto is "
                  f"{ws['vs_stock']:.2f} × stock")
-            sc = score_rows(med, g)
+            sc = scored[g]
             miss = [r for r in sc if r["vs_best"] > 1.10]
             same = [r for r in miss if r["best_t"] in r["twins"]]
             near = [r for r in miss if r["best_t"] not in r["twins"] and similar_work(r)]
@@ -1122,7 +1220,9 @@ def write_report(out, size, cfg, profiles_used, command):
               f"where they differed more ({real_s}). "
               f"Rows over 1.00 × stock where auto read what 32 read: {over_same}; "
               f"where it read differently: {over_real}. The best single fixed threshold in "
-              f"hindsight ({bc}) is {bcs[0]:.2f} × best on its worst row.")
+              f"hindsight ({bc}) is {bcs[0]:.2f} × best on its worst row. "
+              f"Paired by repetition: {paired_summary(sc, 'paired_best', 1.10, 'best')}; "
+              f"{paired_summary(sc, 'paired_stock', 1.00, 'stock')}.")
         p("")
     pgb = [r for r in rows if r["phase"] == "pgbench"]
     if pgb:
@@ -1187,6 +1287,43 @@ def write_report(out, size, cfg, profiles_used, command):
 
 # ----------------------------------------------------------------- main
 
+def apply_scope(cfg, out, profiles=None, fracs=None):
+    """Restrict cfg to some storage profiles and sweep fractions (a run that
+    measures part of a size: a model revision that changes only some
+    profiles' thresholds).  Options given are written to OUT/scope.txt;
+    options not given are read from it, so a resumed run or --report-only
+    plans and reports the same points.  Returns {option: value} in force."""
+    path = out / "scope.txt"
+    kept = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            k, _, v = line.partition(" ")
+            kept[k] = v.strip()
+    scope = {k: v for k, v in (("profiles", profiles), ("fracs", fracs)) if v is not None}
+    scope = {**kept, **scope}
+    if "profiles" in scope:
+        want = [x.strip() for x in scope["profiles"].split(",") if x.strip()]
+        bad = [x for x in want if x not in cfg["profiles"]]
+        if bad or not want:
+            raise ValueError(f"--profiles: {', '.join(bad) or 'none given'}: not among this "
+                             f"size's profiles ({', '.join(cfg['profiles'])})")
+        cfg["profiles"] = tuple(x for x in cfg["profiles"] if x in want)
+        cfg["pgbench_profiles"] = tuple(x for x in cfg["pgbench_profiles"] if x in want)
+    if "fracs" in scope:
+        try:
+            want = [float(x) for x in scope["fracs"].split(",") if x.strip()]
+        except ValueError:
+            raise ValueError(f"--fracs: not a list of numbers: {scope['fracs']}") from None
+        bad = [x for x in want if x not in cfg["fracs"]]
+        if bad or not want:
+            raise ValueError(f"--fracs: {', '.join(map(str, bad)) or 'none given'}: not among "
+                             f"this size's fractions ({', '.join(f'{f:g}' for f in cfg['fracs'])})")
+        cfg["fracs"] = tuple(f for f in cfg["fracs"] if f in want)
+    if scope:
+        path.write_text("".join(f"{k} {v}\n" for k, v in sorted(scope.items())))
+    return scope
+
+
 def parse_server(spec):
     try:
         server = server_from_spec(spec)
@@ -1206,6 +1343,10 @@ def main(argv=None):
     ap.add_argument("--phases", default="sweep,pgbench,cached")
     ap.add_argument("--penalty-us", type=int, help="slow profile's read penalty")
     ap.add_argument("--cached-pages", type=int, help="seed 2's table size")
+    ap.add_argument("--profiles", help="comma-separated subset of the size's storage "
+                    "profiles (asis, slow); kept in OUT/scope.txt for later runs")
+    ap.add_argument("--fracs", help="comma-separated subset of the size's sweep "
+                    "fractions; kept in OUT/scope.txt for later runs")
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument("--installed", action="store_true",
                     help="vacskip is installed in the patched servers already (tests)")
@@ -1219,8 +1360,13 @@ def main(argv=None):
                        f"{datetime.date.today():%Y-%m-%d}-{machine_tag()}"
                        f"{'' if args.size == 'full' else '-' + args.size}")
     out.mkdir(parents=True, exist_ok=True)
+    try:
+        scope = apply_scope(cfg, out, args.profiles, args.fracs)
+    except ValueError as e:
+        ap.error(str(e))
     command = " ".join(["bench/vacbench.py", "--size", args.size] +
-                       (["--phases", args.phases] if args.phases != ap.get_default("phases") else []))
+                       (["--phases", args.phases] if args.phases != ap.get_default("phases") else []) +
+                       [f"--{k} {v}" for k, v in scope.items()])
     if not args.report_only:
         servers = [parse_server(s) for s in args.server]
         if not servers:

@@ -6,6 +6,7 @@ again."""
 
 import csv
 import math
+import statistics
 import subprocess
 import sys
 
@@ -147,3 +148,54 @@ def test_report_helpers():
     n15 = len(smoke["profiles"]) * len(smoke["fracs"]) * smoke["reps"] * len(smoke["thresholds"])
     assert vacbench.missing_sweep_points(rows, smoke, ["15-patched"]) == \
         {f"15-patched buffered/{p}": n15 // len(smoke["profiles"]) for p in smoke["profiles"]}
+
+
+def test_paired_ratio():
+    """auto / best paired by repetition, with one-sided 95 % t-bounds."""
+    g = ("15-patched", "buffered", "slow")
+    # three repetitions; auto's time over 8's is 1.2, 1.5, 1.8 in them
+    reps = {(*g, 2e-4, "auto"): {"0": 120.0, "1": 300.0, "2": 180.0},
+            (*g, 2e-4, "8"): {"0": 100.0, "1": 200.0, "2": 100.0, "3": 50.0}}
+    n, lo, gm, hi = vacbench.paired_ratio(reps, g, 2e-4, "auto", "8")
+    lr = [math.log(1.2), math.log(1.5), math.log(1.8)]
+    m = sum(lr) / 3
+    sd = math.sqrt(sum((x - m) ** 2 for x in lr) / 2)
+    h = 2.920 * sd / math.sqrt(3)      # t, one-sided 95 %, 2 degrees of freedom
+    assert n == 3   # repetition 3 has no auto: not a pair
+    assert math.isclose(gm, math.exp(m)) and math.isclose(gm, (1.2 * 1.5 * 1.8) ** (1 / 3))
+    assert math.isclose(lo, math.exp(m - h)) and math.isclose(hi, math.exp(m + h))
+    assert vacbench.judge((n, lo, gm, hi), 1.10) == "undecided"   # [1.07, 2.04]
+    assert vacbench.judge((3, 1.2, 1.3, 1.4), 1.10) == "above"
+    assert vacbench.judge((3, 0.9, 1.0, 1.1), 1.10) == "within"
+    assert vacbench.judge(None, 1.10) == "-"
+    assert vacbench.paired_ratio(reps, g, 2e-4, "auto", "16") is None
+    assert vacbench.t95(2) == 2.920 and vacbench.t95(11) == vacbench.T95[10]
+    # score_rows() fills the paired columns from per_rep() of CSV rows
+    rows = [dict(server=g[0], mode=g[1], profile=g[2], frac="0.0002", rep=str(r),
+                 threshold=t, ms=str(ms))
+            for r, times in enumerate(((120, 100, 150), (300, 200, 330), (180, 100, 200)))
+            for t, ms in zip(("auto", "8", "32"), times)]
+    med = {(*g, 2e-4, t): (statistics.median(float(r["ms"]) for r in rows if r["threshold"] == t),
+                           10, 3, 0, 10) for t in ("auto", "8", "32")}
+    [row] = vacbench.score_rows(med, g, vacbench.per_rep(rows))
+    assert row["best_t"] == "8" and row["paired_best"] == (n, lo, gm, hi)
+    assert math.isclose(row["paired_stock"][2], (120 / 150 * 300 / 330 * 180 / 200) ** (1 / 3))
+
+
+def test_scope(tmp_path):
+    """--profiles / --fracs restrict a size and are remembered by the
+    result directory; bad values are refused."""
+    full = vacbench.SIZES["full"]
+    cfg = dict(full)
+    assert vacbench.apply_scope(cfg, tmp_path) == {} and cfg == full
+    assert not (tmp_path / "scope.txt").exists()
+    vacbench.apply_scope(cfg, tmp_path, "slow", "1e-06,0.001")
+    assert cfg["profiles"] == ("slow",) and cfg["pgbench_profiles"] == ("slow",)
+    assert cfg["fracs"] == (1e-6, 1e-3)
+    # a later run without options (resume, --report-only) gets the same scope
+    again = dict(full)
+    assert vacbench.apply_scope(again, tmp_path) == {"profiles": "slow", "fracs": "1e-06,0.001"}
+    assert again["fracs"] == (1e-6, 1e-3) and again["profiles"] == ("slow",)
+    for profiles, fracs in (("fast", None), ("", None), (None, "0.3"), (None, "x")):
+        with pytest.raises(ValueError):
+            vacbench.apply_scope(dict(full), tmp_path / "other", profiles, fracs)
