@@ -74,7 +74,8 @@ CostModel cost_model(const StorageInputs &in) {
     // from the split alone (random as cheap as sequential) to stock's 32 at
     // PostgreSQL's default ratio: the defaults describe the storage
     // SKIP_PAGES_THRESHOLD was chosen for, whatever io_combine_limit is.  In
-    // between it rises as the cube of the excess (kRandomShape, fitted).
+    // between it rises as the fifth power of the excess (kRandomShape,
+    // fitted).
     const double excess = in.random_page_cost / in.seq_page_cost - 1.0;
     const double default_excess = kDefaultRandomPageCost / kDefaultSeqPageCost - 1.0;
     const double share = std::pow(std::max(excess / default_excess, 0.0), kRandomShape);

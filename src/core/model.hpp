@@ -64,11 +64,13 @@ constexpr int kReadaheadPages = 4;
 // How steeply the random part of a break rises between random_page_cost =
 // seq_page_cost (none) and PostgreSQL's default ratio 4 (stock's threshold):
 // the excess ratio (random_page_cost/seq_page_cost - 1) / 3 is raised to this
-// power.  Fitted, not derived: the benchmark's slow-random-read profile
-// (random_page_cost measured 2.9) was fastest at threshold 8 or 16 on most
-// rows, with every server and I/O mode, where the linear rise of revision 2
-// chose 23 (docs/model.md, "Revision 3").
-constexpr double kRandomShape = 3.0;
+// power.  Fitted, not derived: the benchmark's slow-random-read profile was
+// fastest at threshold 8 or 16 in two runs, with every server and I/O mode,
+// while its random_page_cost measured 2.9 in one and 3.5 in the other.
+// The linear rise of revision 2 chose 23 at 2.9; the cube of revision 3 chose
+// 21 (18) and 20 (15) at 3.5; the fifth power maps 2.9-3.5 to 9-17 (18) and
+// 6-15 (15) (docs/model.md, "Revision 4").
+constexpr double kRandomShape = 5.0;
 
 struct CostModel {
     // What breaking the read stream (skipping a run, then reading on) costs,
