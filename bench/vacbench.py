@@ -880,6 +880,7 @@ def paired_summary(sc, key, limit, what):
     def rows(v):
         return ", ".join(f"{r['frac']:g} ({r[key][2]:.2f} [{r[key][1]:.2f}, {r[key][3]:.2f}])"
                          for r in by.get(v, []))
+
     def n(v):
         k = len(by.get(v, []))
         return f"{k} row{'' if k == 1 else 's'}"
