@@ -441,8 +441,19 @@ class Bench:
                         n += not self.res.have(
                             phase="sweep", server=s.name, mode=mode, profile=profile,
                             pages=cfg["sweep_pages"], frac=frac, rep=rep, threshold=thr)
-            n += 2 * (self.calibrated_rpc(s, mode, profile) is None)
         return n
+
+    def calib_left(self):
+        """Calibration points still to measure: both kinds, calib_reps
+        times, once per profile (the first server and I/O mode of a profile
+        that has none measures it; the others reuse it)."""
+        cfg = self.cfg
+        todo = set()
+        for s in self.patched():
+            for mode, profile in self.sweep_plan(s.major):
+                if self.calibrated_rpc(s, mode, profile) is None:
+                    todo.add(profile)
+        return 2 * cfg.get("calib_reps", 1) * len(todo)
 
     def pgbench_pending(self, s):
         cfg = self.cfg
@@ -466,6 +477,8 @@ class Bench:
                 left["sweep"] = left.get("sweep", 0) + self.sweep_left(s)
             if "pgbench" in phases:
                 left["pgbench"] = left.get("pgbench", 0) + len(self.pgbench_pending(s))
+        if "sweep" in phases:
+            left["sweep"] = left.get("sweep", 0) + self.calib_left()
         if "cached" in phases:
             left["cached"] = len(self.cached_pending()) * self.cfg["cached_reps"]
         return left

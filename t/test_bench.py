@@ -6,6 +6,7 @@ again."""
 
 import csv
 import math
+import re
 import statistics
 import subprocess
 import sys
@@ -34,6 +35,9 @@ def test_bench_smoke(server, ext_build, tmp_path):
     rows = read_rows(out)
     cfg = vacbench.SIZES["smoke"]
     groups = [(m, p) for m in cfg["io_modes"][server.major] for p in cfg["profiles"]]
+    # progress: the plan counted every point the run measured (calibration too)
+    steps = [tuple(map(int, m)) for m in re.findall(r": point (\d+)/(\d+) ", res.stdout)]
+    assert steps and all(i <= n for i, n in steps) and steps[-1][0] == steps[-1][1], steps[-3:]
 
     sweep = [r for r in rows if r["phase"] == "sweep"]
     want = {(m, p, str(f), str(t)) for m, p in groups for f in cfg["fracs"]
