@@ -783,13 +783,17 @@ def geomean(xs):
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
 
 
+def row_key(r):
+    """A sweep row's cell: (server, mode, profile, frac, threshold)."""
+    return (r["server"], r["mode"], r["profile"], float(r["frac"]), r["threshold"])
+
+
 def medians(rows):
     """(server, mode, profile, frac, threshold) -> (median ms, median scanned,
     n, median reads penalised, median read calls)"""
     groups = {}
     for r in rows:
-        k = (r["server"], r["mode"], r["profile"], float(r["frac"]), r["threshold"])
-        groups.setdefault(k, []).append(r)
+        groups.setdefault(row_key(r), []).append(r)
     out = {}
     for k, rs in groups.items():
         out[k] = (statistics.median(float(r["ms"]) for r in rs),
@@ -807,8 +811,7 @@ def per_rep(rows):
     """(server, mode, profile, frac, threshold) -> {rep: ms}"""
     out = {}
     for r in rows:
-        k = (r["server"], r["mode"], r["profile"], float(r["frac"]), r["threshold"])
-        out.setdefault(k, {})[r["rep"]] = float(r["ms"])
+        out.setdefault(row_key(r), {})[r["rep"]] = float(r["ms"])
     return out
 
 
