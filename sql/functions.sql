@@ -82,11 +82,12 @@ ALTER TABLESPACE pg_default SET (random_page_cost = 1.1, maintenance_io_concurre
 SELECT random_page_cost, random_page_cost_source, seq_page_cost_source,
        maintenance_io_concurrency, maintenance_io_concurrency_source,
        -- splitting a read of k pages, k * 8 / (k + 8) (k = 16 on 18, the
-       -- kernel's first readahead window of 4 before), plus (32 - that) *
-       -- ((1.1 - 1) / (4 - 1))^5; maintenance_io_concurrency does not enter
+       -- kernel's first readahead window of 4 before), plus the excess
+       -- 1.1 - 1, plus (32 - 3 - split) * ((1.1 - 1) / (4 - 1))^10 (4e-14);
+       -- maintenance_io_concurrency does not enter
        round(break_penalty::numeric, 4) =
            CASE WHEN current_setting('server_version_num')::int >= 180000
-                THEN 5.3333 ELSE 2.6667 END AS break_penalty,
+                THEN 5.4333 ELSE 2.7667 END AS break_penalty,
        all_frozen_threshold = CASE WHEN NOT vacskip.hook_active() THEN 32
            WHEN current_setting('server_version_num')::int >= 180000 THEN 6
            ELSE 3 END AS as_expected,

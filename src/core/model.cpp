@@ -70,16 +70,16 @@ CostModel cost_model(const StorageInputs &in) {
         return {std::numeric_limits<double>::infinity(), split,
                 std::numeric_limits<double>::infinity(), concurrency, k};
     // A break also makes the next read a random one: random_page_cost /
-    // seq_page_cost - 1, the excess the DBA's settings describe.  It takes B
-    // from the split alone (random as cheap as sequential) to stock's 32 at
-    // PostgreSQL's default ratio: the defaults describe the storage
-    // SKIP_PAGES_THRESHOLD was chosen for, whatever io_combine_limit is.  In
-    // between it rises as the fifth power of the excess (kRandomShape,
-    // fitted).
-    const double excess = in.random_page_cost / in.seq_page_cost - 1.0;
+    // seq_page_cost - 1, the excess the DBA's settings describe, taken
+    // literally.  A second term takes B to stock's 32 at PostgreSQL's
+    // default ratio, whatever io_combine_limit is: the defaults describe the
+    // storage SKIP_PAGES_THRESHOLD was chosen for.  It rises as the tenth
+    // power of the excess over the default's (kRandomShape, fitted), so it
+    // matters only near the defaults.
+    const double excess = std::max(in.random_page_cost / in.seq_page_cost - 1.0, 0.0);
     const double default_excess = kDefaultRandomPageCost / kDefaultSeqPageCost - 1.0;
-    const double share = std::pow(std::max(excess / default_excess, 0.0), kRandomShape);
-    const double random = (kStockThreshold - split) * share;
+    const double share = std::pow(excess / default_excess, kRandomShape);
+    const double random = excess + (kStockThreshold - split - default_excess) * share;
     return {split + random, split, random, concurrency, k};
 }
 

@@ -86,9 +86,10 @@ void test_model_fast_storage()
     // first readahead window of a new stream).
     const double split18 = 16.0 * 8 / (16 + 8);
     const double split15 = 4.0 * 8 / (4 + 8);
-    // The random part at random_page_cost 1.1: the rest of stock's 32 times
-    // the fifth power of the excess over the default's (0.1 / 3).
-    const double share = std::pow(0.1 / 3, 5);
+    // The random part at random_page_cost 1.1: the excess 0.1 taken
+    // literally, plus the rest of stock's 32 (less the split and the
+    // default's excess 3) times the tenth power of (0.1 / 3).
+    const double share = std::pow(0.1 / 3, 10);
     // This machine described as flash: random_page_cost 1.1.
     for (int major : {15, 18}) {
         const double split = major >= 18 ? split18 : split15;
@@ -96,13 +97,13 @@ void test_model_fast_storage()
         in.random_page_cost = 1.1;
         const CostModel m = cost_model(in);
         check(std::fabs(m.split_penalty - split) < 1e-9, "split penalty k*8/(k+8)");
-        check(std::fabs(m.random_penalty - (32 - split) * share) < 1e-9,
+        check(std::fabs(m.random_penalty - (0.1 + (32 - split - 3) * share)) < 1e-9,
               "random penalty at 1.1");
-        check(std::fabs(m.break_penalty - (split + (32 - split) * share)) < 1e-9,
+        check(std::fabs(m.break_penalty - (split + 0.1 + (32 - split - 3) * share)) < 1e-9,
               "penalty = split + random");
         check(m.request_pages == (major >= 18 ? 16 : 4), "reads merged up to 16 (18) or 4 pages");
         check(auto_threshold(in) == (major >= 18 ? 6u : 3u),
-              "random_page_cost 1.1 gives ceil(5.33 + 1e-6) = 6 on 18, ceil(2.67 + 1e-6) = 3 on 15");
+              "random_page_cost 1.1 gives ceil(5.33 + 0.1) = 6 on 18, ceil(2.67 + 0.1) = 3 on 15");
         in.random_page_cost = 1.0;
         check(auto_threshold(in) == (major >= 18 ? 6u : 3u),
               "random_page_cost = seq_page_cost: the split alone");
@@ -112,7 +113,7 @@ void test_model_fast_storage()
     }
     StorageInputs in = default_storage(18);
     in.random_page_cost = 2.5;
-    check(auto_threshold(in) == 7, "18, 2.5: ceil(5.33 + 26.67 * 0.5^5 = 6.17) = 7");
+    check(auto_threshold(in) == 7, "18, 2.5: ceil(5.33 + 1.5 + 23.67 * 0.5^10 = 6.86) = 7");
     in.io_method = IoMethod::kSync;
     check(cost_model(in).concurrency == 1, "io_method sync: no asynchronous reads");
     check(auto_threshold(in) == 7, "concurrency does not change the threshold");
@@ -124,11 +125,16 @@ void test_model_fast_storage()
     s15.random_page_cost = 2.9;
     check(cost_model(s15).concurrency == 1, "15 reads one block at a time");
     check(cost_model(s15).request_pages == 4, "15: the kernel's first readahead window, 4 pages");
-    check(auto_threshold(s15) == 6, "15, slow profile 2.9: ceil(2.67 + 29.33 * (1.9/3)^5 = 5.66) = 6");
+    check(auto_threshold(s15) == 5,
+          "15, slow profile 2.9: ceil(2.67 + 1.9 + 26.33 * (1.9/3)^10 = 4.84) = 5");
+    s15.random_page_cost = 3.4;
+    check(auto_threshold(s15) == 8,
+          "15, slow profile 3.4: ceil(2.67 + 2.4 + 26.33 * 0.8^10 = 7.89) = 8");
     s15.random_page_cost = 3.5;
-    check(auto_threshold(s15) == 15, "15, slow profile 3.5: ceil(2.67 + 29.33 * (2.5/3)^5 = 14.46) = 15");
+    check(auto_threshold(s15) == 10,
+          "15, slow profile 3.5: ceil(2.67 + 2.5 + 26.33 * (2.5/3)^10 = 9.42) = 10");
     s15.random_page_cost = 2.0;
-    check(auto_threshold(s15) == 3, "15, 2.0: ceil(2.67 + 29.33 / 243 = 2.79) = 3");
+    check(auto_threshold(s15) == 4, "15, 2.0: ceil(2.67 + 1 + 26.33 / 3^10 = 3.67) = 4");
 
     // Worked examples of docs/model.md on 18: io_combine_limit k (fewer pages
     // merged make a split cheaper), random_page_cost, expected threshold.
@@ -141,13 +147,15 @@ void test_model_fast_storage()
     const Example examples[] = {
         {1, 1.0, 1, "io_combine_limit 1: 8/9, threshold 1"},
         {32, 1.0, 7, "io_combine_limit 32: 32*8/40 = 6.4, threshold 7"},
-        {8, 1.1, 5, "io_combine_limit 8, 1.1: 4 + 28 * (0.1/3)^5 = 4.000001, 5"},
-        {16, 1.5, 6, "1.5: ceil(5.33 + 26.67 * (0.5/3)^5 = 5.34) = 6"},
-        {16, 2.0, 6, "2.0: ceil(5.33 + 26.67 / 243 = 5.44) = 6"},
-        {16, 2.9, 9, "slow profile as revision 2's run measured it, 2.9: ceil(5.33 + 2.72 = 8.05) = 9"},
-        {16, 3.0, 9, "3.0: ceil(5.33 + 3.51 = 8.85) = 9"},
-        {16, 3.2, 11, "slow profile as first measured, 3.2: ceil(5.33 + 5.66 = 10.99) = 11"},
-        {16, 3.5, 17, "slow profile as revision 3's run measured it, 3.5: ceil(5.33 + 10.72 = 16.05) = 17"},
+        {8, 1.1, 5, "io_combine_limit 8, 1.1: 4 + 0.1 + 21 * (0.1/3)^10 = 4.1, 5"},
+        {16, 1.5, 6, "1.5: ceil(5.33 + 0.5 + 23.67 * (0.5/3)^10 = 5.83) = 6"},
+        {16, 2.0, 7, "2.0: ceil(5.33 + 1 + 23.67 / 3^10 = 6.33) = 7"},
+        {16, 2.9, 8, "slow profile as revision 2's run measured it, 2.9: ceil(5.33 + 1.9 + 0.25 = 7.48) = 8"},
+        {16, 3.0, 8, "3.0: ceil(5.33 + 2 + 0.41 = 7.74) = 8"},
+        {16, 3.2, 9, "slow profile as first measured, 3.2: ceil(5.33 + 2.2 + 1.07 = 8.60) = 9"},
+        {16, 3.4, 11, "slow profile as revision 4's run measured it, 3.4: ceil(5.33 + 2.4 + 2.54 = 10.27) = 11"},
+        {16, 3.5, 12, "slow profile as revision 3's run measured it, 3.5: ceil(5.33 + 2.5 + 3.82 = 11.66) = 12"},
+        {16, 3.8, 21, "3.8: ceil(5.33 + 2.8 + 11.87 = 20.0) = 21"},
         {1, 4.0, 32, "default page costs give 32 at io_combine_limit 1"},
         {2, 4.0, 32, "default page costs give 32 at io_combine_limit 2"},
         {8, 4.0, 32, "default page costs give 32 at io_combine_limit 8"},
@@ -239,9 +247,9 @@ void test_model_read_through()
 void test_estimated_cost()
 {
     StorageInputs in = default_storage(18);
-    in.random_page_cost = 2.5;   // penalty 16*8/24 + (32 - 16*8/24) * (1.5/3)^5 = 6.17
+    in.random_page_cost = 2.5;   // 16*8/24 + 1.5 + (32 - 3 - 16*8/24) * (1.5/3)^10 = 6.86
     const CostModel m = cost_model(in);
-    const double penalty = 16.0 * 8 / 24 + (32 - 16.0 * 8 / 24) * 0.03125;
+    const double penalty = 16.0 * 8 / 24 + 1.5 + (32 - 3 - 16.0 * 8 / 24) / 1024.0;
     check(std::fabs(m.break_penalty - penalty) < 1e-9, "penalty at 2.5");
     check(std::fabs(estimated_cost(m, 100, 3) - (100 + 3 * penalty)) < 1e-9,
           "cost = pages + runs * penalty");
