@@ -1008,6 +1008,8 @@ def write_report(out, size, cfg, profiles_used, command):
                     f"{', '.join(cfg['profiles'])} only")
     if tuple(cfg["fracs"]) != SIZES[size]["fracs"]:
         part.append(f"fractions {', '.join(f'{f:g}' for f in cfg['fracs'])} only")
+    if (cfg["reps"], cfg.get("cheap_reps")) != (SIZES[size]["reps"], SIZES[size].get("cheap_reps")):
+        part.append(reps_text(cfg))
     if part:
         label += ", " + "; ".join(part)
     missing = missing_sweep_points(rows, cfg, read_planned(out))
@@ -1304,10 +1306,11 @@ def write_report(out, size, cfg, profiles_used, command):
 
 # ----------------------------------------------------------------- main
 
-def apply_scope(cfg, out, profiles=None, fracs=None):
+def apply_scope(cfg, out, profiles=None, fracs=None, reps=None):
     """Restrict cfg to some storage profiles and sweep fractions (a run that
     measures part of a size: a model revision that changes only some
-    profiles' thresholds).  Options given are written to OUT/scope.txt;
+    profiles' thresholds), or change its repetitions: "N" or "N,M" (M for
+    the fractions the size repeats more often).  Options given are written to OUT/scope.txt;
     options not given are read from it, so a resumed run or --report-only
     plans and reports the same points.  Returns {option: value} in force."""
     path = out / "scope.txt"
@@ -1316,7 +1319,8 @@ def apply_scope(cfg, out, profiles=None, fracs=None):
         for line in path.read_text().splitlines():
             k, _, v = line.partition(" ")
             kept[k] = v.strip()
-    scope = {k: v for k, v in (("profiles", profiles), ("fracs", fracs)) if v is not None}
+    scope = {k: v for k, v in (("profiles", profiles), ("fracs", fracs), ("reps", reps))
+             if v is not None}
     scope = {**kept, **scope}
     if "profiles" in scope:
         want = [x.strip() for x in scope["profiles"].split(",") if x.strip()]
@@ -1336,6 +1340,18 @@ def apply_scope(cfg, out, profiles=None, fracs=None):
             raise ValueError(f"--fracs: {', '.join(map(str, bad)) or 'none given'}: not among "
                              f"this size's fractions ({', '.join(f'{f:g}' for f in cfg['fracs'])})")
         cfg["fracs"] = tuple(f for f in cfg["fracs"] if f in want)
+    if "reps" in scope:
+        try:
+            n = [int(x) for x in scope["reps"].split(",")]
+        except ValueError:
+            n = []
+        if not 1 <= len(n) <= 2 or min(n) < 1:
+            raise ValueError(f"--reps: {scope['reps']}: want N or N,M, positive integers")
+        if len(n) == 2 and not cfg.get("cheap_reps"):
+            raise ValueError("--reps N,M: this size repeats every fraction alike; give N")
+        cfg["reps"] = n[0]
+        if cfg.get("cheap_reps"):
+            cfg["cheap_reps"] = (cfg["cheap_reps"][0], n[-1])
     if scope:
         path.write_text("".join(f"{k} {v}\n" for k, v in sorted(scope.items())))
     return scope
@@ -1364,6 +1380,8 @@ def main(argv=None):
                     "profiles (asis, slow); kept in OUT/scope.txt for later runs")
     ap.add_argument("--fracs", help="comma-separated subset of the size's sweep "
                     "fractions; kept in OUT/scope.txt for later runs")
+    ap.add_argument("--reps", help="repetitions: N, or N,M where the size repeats its "
+                    "smallest fractions more (M); kept in OUT/scope.txt for later runs")
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument("--installed", action="store_true",
                     help="vacskip is installed in the patched servers already (tests)")
@@ -1378,7 +1396,7 @@ def main(argv=None):
                        f"{'' if args.size == 'full' else '-' + args.size}")
     out.mkdir(parents=True, exist_ok=True)
     try:
-        scope = apply_scope(cfg, out, args.profiles, args.fracs)
+        scope = apply_scope(cfg, out, args.profiles, args.fracs, args.reps)
     except ValueError as e:
         ap.error(str(e))
     command = " ".join(["bench/vacbench.py", "--size", args.size] +

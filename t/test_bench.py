@@ -203,3 +203,16 @@ def test_scope(tmp_path):
     for profiles, fracs in (("fast", None), ("", None), (None, "0.3"), (None, "x")):
         with pytest.raises(ValueError):
             vacbench.apply_scope(dict(full), tmp_path / "other", profiles, fracs)
+    # more repetitions: N for every fraction, M for those the size repeats more
+    more = dict(full)
+    (tmp_path / "reps").mkdir()
+    vacbench.apply_scope(more, tmp_path / "reps", reps="5,11")
+    assert [vacbench.reps_of(more, f) for f in (1e-6, 1e-4, 2e-4, 1e-2)] == [11, 11, 5, 5]
+    resumed = dict(full)
+    assert vacbench.apply_scope(resumed, tmp_path / "reps") == {"reps": "5,11"}
+    assert vacbench.reps_of(resumed, 1e-5) == 11 and vacbench.reps_of(resumed, 1e-3) == 5
+    for reps in ("0", "5,x", "1,2,3", ""):
+        with pytest.raises(ValueError):
+            vacbench.apply_scope(dict(full), tmp_path / "bad", reps=reps)
+    with pytest.raises(ValueError):
+        vacbench.apply_scope(dict(vacbench.SIZES["default"]), tmp_path / "bad", reps="2,4")
