@@ -839,9 +839,14 @@ def paired_ratio(reps, group, frac, a, b):
     return len(lr), math.exp(m - h), math.exp(m), math.exp(m + h)
 
 
-def judge(bounds, limit):
+def judge(bounds, limit, same=False):
     """'above' limit beyond noise (lower bound over it), 'within' (upper
-    bound at most it), else 'undecided' (or '-' without repetitions)."""
+    bound at most it), else 'undecided' (or '-' without repetitions).
+    'same work' where auto's VACUUM read exactly the other's pages in as
+    many read calls: the times of one VACUUM repeated, whose true ratio is
+    1, which the bounds can never place on the right side of 1.00."""
+    if same:
+        return "same work"
     if bounds is None:
         return "-"
     _, lo, _, hi = bounds
@@ -876,22 +881,27 @@ def score_rows(med, group, reps=None):
                          pages_vs_best=auto[1] / best[1] if best[1] else float("nan"),
                          reads_vs_best=auto[4] / best[4] if best[4] else float("nan"),
                          paired_best=paired_ratio(reps, group, f, "auto", best_t) if reps else None,
-                         paired_stock=paired_ratio(reps, group, f, "auto", "32") if reps else None))
+                         paired_stock=paired_ratio(reps, group, f, "auto", "32") if reps else None,
+                         same_best=best_t in twins, same_stock="32" in twins))
     return rows
 
 
-def paired_text(bounds, limit):
+def paired_text(bounds, limit, same=False):
     if bounds is None:
-        return "–"
+        return "same work" if same else "–"
     _, lo, gm, hi = bounds
-    return f"{gm:.2f} [{lo:.2f}, {hi:.2f}]: {judge(bounds, limit)}"
+    return f"{gm:.2f} [{lo:.2f}, {hi:.2f}]: {judge(bounds, limit, same)}"
+
+
+# The paired verdict's key in a score_rows() row -> its 'same work' key.
+SAME_KEY = {"paired_best": "same_best", "paired_stock": "same_stock"}
 
 
 def paired_summary(sc, key, limit, what):
     """One sentence part: how many rows are above, within, undecided."""
     by = {}
     for r in sc:
-        by.setdefault(judge(r[key], limit), []).append(r)
+        by.setdefault(judge(r[key], limit, r[SAME_KEY[key]]), []).append(r)
 
     def rows(v):
         return ", ".join(f"{r['frac']:g} ({r[key][2]:.2f} [{r[key][1]:.2f}, {r[key][3]:.2f}])"
@@ -900,7 +910,10 @@ def paired_summary(sc, key, limit, what):
     def n(v):
         k = len(by.get(v, []))
         return f"{k} row{'' if k == 1 else 's'}"
-    return (f"auto ≤ {limit:.2f} × {what} within on {n('within')}, above on {n('above')}"
+    same = ", ".join(f"{r['frac']:g}" for r in by.get("same work", []))
+    return (f"auto ≤ {limit:.2f} × {what} within on {n('within')}"
+            + (f", the same work as {what} on {n('same work')} ({same})" if same else "")
+            + f", above on {n('above')}"
             + (f" ({rows('above')})" if by.get("above") else "")
             + f", undecided on {n('undecided')}"
             + (f" ({rows('undecided')})" if by.get("undecided") else "")
@@ -1156,9 +1169,12 @@ def write_report(out, size, cfg, profiles_used, command):
           "time to the other's; the cell is their geometric mean with one-sided 95 % "
           "bounds (Student's t on the logarithms), and the criterion is 'within' when the "
           "upper bound meets it, 'above' when the lower bound misses it, 'undecided' when "
-          "the interval straddles it, i.e. the repetitions cannot tell. The best fixed "
-          "threshold is picked from the same repetitions, which favours it: an 'above' "
-          "against it leans against auto.\n")
+          "the interval straddles it, i.e. the repetitions cannot tell; 'same work' where "
+          "auto's VACUUM read exactly the other's pages in as many read calls (medians), "
+          "so that the two are one VACUUM timed twice: their true ratio is 1, which meets "
+          "both criteria, and which bounds around it can only call undecided (or, one "
+          "time in twenty, above 1.00). The best fixed threshold is picked from the same "
+          "repetitions, which favours it: an 'above' against it leans against auto.\n")
         reps = per_rep(sweep)
         scored = {}
         for g in groups:
@@ -1183,8 +1199,8 @@ def write_report(out, size, cfg, profiles_used, command):
                   f"{r['vs_best']:.2f} | {r['vs_stock']:.2f} | "
                   f"{'yes' if r['vs_best'] <= 1.10 else 'NO'} | "
                   f"{'yes' if r['vs_stock'] <= 1.00 else 'NO'} | "
-                  f"{paired_text(r['paired_best'], 1.10)} | "
-                  f"{paired_text(r['paired_stock'], 1.00)} | "
+                  f"{paired_text(r['paired_best'], 1.10, r['same_best'])} | "
+                  f"{paired_text(r['paired_stock'], 1.00, r['same_stock'])} | "
                   f"{r['pages_vs_best']:.2f}, {r['reads_vs_best']:.2f} | "
                   f"{', '.join(r['twins']) or '–'} |")
             gb = geomean([r["vs_best"] for r in sc])

@@ -184,6 +184,17 @@ def test_paired_ratio():
     [row] = vacbench.score_rows(med, g, vacbench.per_rep(rows))
     assert row["best_t"] == "8" and row["paired_best"] == (n, lo, gm, hi)
     assert math.isclose(row["paired_stock"][2], (120 / 150 * 300 / 330 * 180 / 200) ** (1 / 3))
+    # all three read 10 pages in 10 read calls: one VACUUM timed three ways,
+    # judged 'same work' whatever the bounds say
+    assert row["same_best"] and row["same_stock"]
+    assert vacbench.judge(row["paired_best"], 1.10, row["same_best"]) == "same work"
+    assert "same work as stock on 1 row (0.0002), above on 0 rows" in \
+        vacbench.paired_summary([row], "paired_stock", 1.00, "stock")
+    # 32 reads more pages: its verdict is the bounds' again
+    med[(*g, 2e-4, "32")] = (150.0, 30, 3, 0, 10)
+    [row] = vacbench.score_rows(med, g, vacbench.per_rep(rows))
+    assert row["same_best"] and not row["same_stock"]
+    assert vacbench.judge(row["paired_stock"], 1.00, row["same_stock"]) == "within"
 
 
 def test_scope(tmp_path):
