@@ -65,7 +65,8 @@ constexpr int kReadaheadPages = 4;
 // say literally: the next read is a random one, random_page_cost /
 // seq_page_cost - 1 sequential reads dearer.  The second keeps stock's 32 at
 // PostgreSQL's default ratio 4 (HDD-era defaults, whose literal reading would
-// understate a spinning disk's seeks): the rest of 32 times the excess ratio
+// understate a spinning disk's seeks): what the split and the default's
+// excess 3 leave of 32, times the excess ratio
 // (random_page_cost/seq_page_cost - 1) / 3 raised to this power.  Fitted, not
 // derived.  In three runs the benchmark's slow-random-read profile (its
 // random_page_cost measured 2.9, 3.5, 3.4) was fastest at 8 or 16 on 18 and
