@@ -336,6 +336,17 @@ class SweepTable:
         return len({self.ctid(i).split(",")[0] for i in ids})
 
 
+def pgbench_uncalibrated(rows, cfg, phases):
+    """The pgbench profiles that would run with random_page_cost at its
+    default: no calibration in rows, and no sweep of that profile in this run
+    to measure one (the calibration scans the sweep's table)."""
+    if "pgbench" not in phases:
+        return []
+    calibrated = {r["profile"] for r in rows if r["phase"] == "calib"}
+    swept = set(cfg["profiles"]) if "sweep" in phases else set()
+    return [p for p in cfg["pgbench_profiles"] if p not in calibrated and p not in swept]
+
+
 def calibrated_rpc(rows, server, mode, profile):
     """random_page_cost of a storage profile from the calibration rows: the
     direct-I/O calibration of that profile (of any server) if there is one,
@@ -720,6 +731,15 @@ class Bench:
         log(f"plan: {self.progress.left} points still to measure")
         if not self.progress.total:
             return
+        missing = pgbench_uncalibrated(self.res.rows, self.cfg, phases)
+        if missing and self.progress.left.get("pgbench"):
+            raise SystemExit(
+                f"pgbench: {'profiles' if len(missing) > 1 else 'profile'} "
+                f"{', '.join(missing)} {'have' if len(missing) > 1 else 'has'} no "
+                "random_page_cost calibration here, and the auto column would run at "
+                "PostgreSQL's default costs; the "
+                "calibration is part of the sweep: add the sweep phase (e.g. --phases "
+                "sweep,pgbench --fracs 1e-2), or use a result directory whose sweep has it")
         self.install()
         passes = self.sweep_passes() if "sweep" in phases else []
         # The cheap, telling rows first, then pgbench and seed 2, then the

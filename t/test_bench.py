@@ -227,3 +227,16 @@ def test_scope(tmp_path):
             vacbench.apply_scope(dict(full), tmp_path / "bad", reps=reps)
     with pytest.raises(ValueError):
         vacbench.apply_scope(dict(vacbench.SIZES["default"]), tmp_path / "bad", reps="2,4")
+
+
+def test_pgbench_needs_calibration():
+    """pgbench alone in a directory without a calibration of its profile
+    would run auto at the default costs: the driver refuses it."""
+    full = vacbench.SIZES["full"]
+    calib = [dict(phase="calib", profile="slow", mode="direct", server="18-patched")]
+    assert vacbench.pgbench_uncalibrated([], full, ["pgbench"]) == ["asis", "slow"]
+    assert vacbench.pgbench_uncalibrated(calib, full, ["pgbench"]) == ["asis"]
+    assert vacbench.pgbench_uncalibrated([], full, ["sweep", "pgbench"]) == []
+    assert vacbench.pgbench_uncalibrated([], full, ["sweep", "cached"]) == []
+    only_slow = dict(full, profiles=("slow",))
+    assert vacbench.pgbench_uncalibrated([], only_slow, ["sweep", "pgbench"]) == ["asis"]
