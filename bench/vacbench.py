@@ -336,15 +336,16 @@ class SweepTable:
         return len({self.ctid(i).split(",")[0] for i in ids})
 
 
-def pgbench_uncalibrated(rows, cfg, phases):
-    """The pgbench profiles that would run with random_page_cost at its
-    default: no calibration in rows, and no sweep of that profile in this run
-    to measure one (the calibration scans the sweep's table)."""
+def pgbench_uncalibrated(rows, cfg, phases, servers):
+    """The pgbench profiles whose random_page_cost phase_pgbench() would not
+    find for one of `servers` (names): not in rows (calibrated_rpc(), as
+    phase_pgbench() reads it), and no sweep of that profile in this run to
+    measure it first (the calibration scans the sweep's table)."""
     if "pgbench" not in phases:
         return []
-    calibrated = {r["profile"] for r in rows if r["phase"] == "calib"}
     swept = set(cfg["profiles"]) if "sweep" in phases else set()
-    return [p for p in cfg["pgbench_profiles"] if p not in calibrated and p not in swept]
+    return [p for p in cfg["pgbench_profiles"] if p not in swept and
+            any(calibrated_rpc(rows, s, "buffered", p) is None for s in servers)]
 
 
 def calibrated_rpc(rows, server, mode, profile):
@@ -661,9 +662,8 @@ class Bench:
                 x[1], x[0], shuffled(cfg["thresholds"], x[0]).index(x[2]))):
             mode = "buffered"
             rpc = self.calibrated_rpc(server, mode, profile)
-            if rpc is None:
-                log(f"pgbench: no calibration of {server.name} {mode}/{profile} (run the "
-                    "sweep first): random_page_cost left at its default")
+            if rpc is None:   # run() refuses a pgbench phase that would get here
+                raise RuntimeError(f"pgbench: no calibration of {profile}")
             node.set_profile(profile_settings(server.major, mode, profile, rpc),
                              self.profile_env(profile))
             t0 = time.monotonic()
@@ -731,8 +731,9 @@ class Bench:
         log(f"plan: {self.progress.left} points still to measure")
         if not self.progress.total:
             return
-        missing = pgbench_uncalibrated(self.res.rows, self.cfg, phases)
-        if missing and self.progress.left.get("pgbench"):
+        missing = pgbench_uncalibrated(self.res.rows, self.cfg, phases,
+                                       [s.name for s in self.patched() if self.pgbench_pending(s)])
+        if missing:
             raise SystemExit(
                 f"pgbench: {'profiles' if len(missing) > 1 else 'profile'} "
                 f"{', '.join(missing)} {'have' if len(missing) > 1 else 'has'} no "

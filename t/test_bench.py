@@ -233,10 +233,19 @@ def test_pgbench_needs_calibration():
     """pgbench alone in a directory without a calibration of its profile
     would run auto at the default costs: the driver refuses it."""
     full = vacbench.SIZES["full"]
-    calib = [dict(phase="calib", profile="slow", mode="direct", server="18-patched")]
-    assert vacbench.pgbench_uncalibrated([], full, ["pgbench"]) == ["asis", "slow"]
-    assert vacbench.pgbench_uncalibrated(calib, full, ["pgbench"]) == ["asis"]
-    assert vacbench.pgbench_uncalibrated([], full, ["sweep", "pgbench"]) == []
-    assert vacbench.pgbench_uncalibrated([], full, ["sweep", "cached"]) == []
+    # 18.6's slow profile measured with direct I/O: that figure serves every
+    # server and I/O mode (calibrated_rpc())
+    calib = [dict(phase="calib", profile="slow", mode="direct", server="18-patched",
+                  threshold=kind, ms=ms, scanned="100") for kind, ms in (("seq", 10), ("rand", 30))]
+    servers = ["15-patched", "18-patched"]
+    assert vacbench.pgbench_uncalibrated([], full, ["pgbench"], servers) == ["asis", "slow"]
+    assert vacbench.pgbench_uncalibrated(calib, full, ["pgbench"], servers) == ["asis"]
+    assert vacbench.pgbench_uncalibrated([], full, ["sweep", "pgbench"], servers) == []
+    assert vacbench.pgbench_uncalibrated([], full, ["sweep", "cached"], servers) == []
+    assert vacbench.pgbench_uncalibrated([], full, ["pgbench"], []) == []
     only_slow = dict(full, profiles=("slow",))
-    assert vacbench.pgbench_uncalibrated([], only_slow, ["sweep", "pgbench"]) == ["asis"]
+    assert vacbench.pgbench_uncalibrated([], only_slow, ["sweep", "pgbench"], servers) == ["asis"]
+    # a buffered calibration of 15.18 alone does not serve 18.6
+    calib15 = [dict(r, server="15-patched", mode="buffered") for r in calib]
+    assert vacbench.pgbench_uncalibrated(calib15, full, ["pgbench"], ["15-patched"]) == ["asis"]
+    assert vacbench.pgbench_uncalibrated(calib15, full, ["pgbench"], servers) == ["asis", "slow"]
