@@ -68,21 +68,23 @@ SIZES = {
                   io_modes={18: ("direct", "buffered"), 15: ("buffered",)},
                   profiles=("asis", "slow"), calib_pages=50, calib_reps=2,
                   cached_pages=2000, cached_reps=3,
-                  pgbench_scale=1, pgbench_fracs=(1e-3,), pgbench_profiles=("asis",)),
+                  pgbench_scale=1, pgbench_fracs=(1e-3,), pgbench_profiles=("asis",),
+                  pgbench_reps=1),
     "default": dict(sweep_pages=8000, shared_buffers="16MB",
                     fracs=(1e-5, 1e-4, 5e-4, 1e-3, 1e-2),
                     thresholds=THRESHOLDS, reps=2, penalty_us=200,
                     io_modes={18: ("direct", "buffered"), 15: ("buffered",)},
                     profiles=("asis", "slow"), calib_pages=1000, calib_reps=3,
                     cached_pages=60000, cached_reps=51,
-                    pgbench_scale=5, pgbench_fracs=(2e-4,), pgbench_profiles=("asis",)),
+                    pgbench_scale=5, pgbench_fracs=(2e-4,), pgbench_profiles=("asis",),
+                    pgbench_reps=1),
     "full": dict(sweep_pages=240000, shared_buffers="256MB", fracs=SEED1_FRACS,
                  thresholds=THRESHOLDS, reps=3, cheap_reps=(1e-4, 7), penalty_us=200,
                  io_modes={18: ("direct", "buffered"), 15: ("buffered",)},
                  profiles=("asis", "slow"), calib_pages=4000, calib_reps=5,
                  cached_pages=230000, cached_reps=101,
                  pgbench_scale=100, pgbench_fracs=(1e-4, 1e-3),
-                 pgbench_profiles=("asis", "slow")),
+                 pgbench_profiles=("asis", "slow"), pgbench_reps=5),
 }
 
 # I/O concurrency of each storage profile.  asis: fio on this disk serves
@@ -376,6 +378,12 @@ def shuffled(thresholds, seed):
     return order
 
 
+def pgbench_order_seed(frac, rep):
+    """shuffled()'s seed for one pgbench fraction and repetition (repetition
+    0 keeps the order of the runs that had only one)."""
+    return frac if rep == 0 else f"pgbench-{frac}-{rep}"
+
+
 def set_threshold(conn, threshold):
     conn.execute(f"SET vacskip.threshold = {-1 if threshold == 'auto' else threshold}")
 
@@ -468,12 +476,16 @@ class Bench:
         return 2 * cfg.get("calib_reps", 1) * len(todo)
 
     def pgbench_pending(self, s):
+        """(profile, rep, frac, threshold) still to measure, in the order
+        phase_pgbench() measures them."""
         cfg = self.cfg
-        return [(frac, profile, thr) for profile in cfg["pgbench_profiles"]
-                for frac in cfg["pgbench_fracs"] for thr in cfg["thresholds"]
+        return [(profile, rep, frac, thr) for profile in sorted(cfg["pgbench_profiles"])
+                for rep in range(cfg.get("pgbench_reps", 1))
+                for frac in sorted(cfg["pgbench_fracs"])
+                for thr in shuffled(cfg["thresholds"], pgbench_order_seed(frac, rep))
                 if not self.res.have(phase="pgbench", server=s.name, mode="buffered",
                                      profile=profile, pages=cfg["pgbench_scale"], frac=frac,
-                                     rep=0, threshold=thr)]
+                                     rep=rep, threshold=thr)]
 
     def cached_pending(self):
         cfg = self.cfg
@@ -658,8 +670,7 @@ class Bench:
             naccounts = conn.execute("SELECT count(*) FROM pgbench_accounts").fetchone()[0]
             rel_pages = conn.execute("SELECT pg_relation_size('pgbench_accounts') / 8192").fetchone()[0]
             files = node.relation_files(conn, "pgbench_accounts")
-        for frac, profile, thr in sorted(pending, key=lambda x: (
-                x[1], x[0], shuffled(cfg["thresholds"], x[0]).index(x[2]))):
+        for profile, rep, frac, thr in pending:
             mode = "buffered"
             rpc = self.calibrated_rpc(server, mode, profile)
             if rpc is None:   # run() refuses a pgbench phase that would get here
@@ -670,18 +681,19 @@ class Bench:
             ntx = max(1, round(frac * naccounts))
             with node.connect() as conn:
                 freeze(conn, "pgbench_accounts")
-            run(pgbench + ["-n", "-c", "1", "-t", str(ntx), "--random-seed", "5",
+            run(pgbench + ["-n", "-c", "1", "-t", str(ntx), "--random-seed", str(5 + rep),
                            "-b", "tpcb-like", "postgres"], env=env)
             with node.connect() as conn:
                 conn.execute("CHECKPOINT")
             ms, rep_, reads, pen = self.cold_vacuum(node, mode, files, "pgbench_accounts",
                                                     thr)
             self.res.add(phase="pgbench", server=server.name, major=server.major, mode=mode,
-                         profile=profile, pages=scale, frac=frac, rep=0, threshold=thr, ms=ms,
+                         profile=profile, pages=scale, frac=frac, rep=rep, threshold=thr, ms=ms,
                          scanned=rep_.scanned, rel_pages=rep_.rel_pages, reads=reads,
                          penalised=pen, note=f"{ntx} transactions, {naccounts} accounts, "
                          f"{rel_pages} pages")
-            self.progress.step("pgbench", f"{server.name} {profile} frac={frac:g} threshold={thr}: "
+            self.progress.step("pgbench", f"{server.name} {profile} frac={frac:g} rep={rep} "
+                               f"threshold={thr}: "
                                f"{ms:.1f} ms, {rep_.scanned} of {rep_.rel_pages} pages",
                                time.monotonic() - t0)
 
@@ -994,6 +1006,29 @@ def plot(med, group, path, title):
     plt.close(fig)
 
 
+def score_table(p, sc):
+    """The score table of score_rows()' rows, through the line writer p:
+    (geometric mean auto / best, geometric mean auto / stock)."""
+    p("| frac | best fixed | best ms | auto ms | auto / best | auto / stock | "
+      "≤ 1.10 × best | ≤ 1.00 × stock | paired auto / best [bounds]: vs 1.10 | "
+      "paired auto / stock [bounds]: vs 1.00 | auto's pages, read calls / best's | "
+      "same pages and reads as auto |")
+    p("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in sc:
+        p(f"| {r['frac']:g} | {r['best_t']} | {r['best']:.1f} | {r['auto']:.1f} | "
+          f"{r['vs_best']:.2f} | {r['vs_stock']:.2f} | "
+          f"{'yes' if r['vs_best'] <= 1.10 else 'NO'} | "
+          f"{'yes' if r['vs_stock'] <= 1.00 else 'NO'} | "
+          f"{paired_text(r['paired_best'], 1.10, r['same_best'])} | "
+          f"{paired_text(r['paired_stock'], 1.00, r['same_stock'])} | "
+          f"{r['pages_vs_best']:.2f}, {r['reads_vs_best']:.2f} | "
+          f"{', '.join(r['twins']) or '–'} |")
+    gb = geomean([r["vs_best"] for r in sc])
+    gs = geomean([r["vs_stock"] for r in sc])
+    p(f"| geometric mean | | | | {gb:.2f} | {gs:.2f} | | | | | | |\n")
+    return gb, gs
+
+
 def reps_text(cfg):
     cheap = cfg.get("cheap_reps")
     if cheap:
@@ -1210,23 +1245,7 @@ def write_report(out, size, cfg, profiles_used, command):
                             r["threshold"] == "auto" and "skip thresholds " in r["note"]})
             if chose:
                 p(f"Thresholds auto used (all-frozen/all-visible): {', '.join(chose)}.\n")
-            p("| frac | best fixed | best ms | auto ms | auto / best | auto / stock | "
-              "≤ 1.10 × best | ≤ 1.00 × stock | paired auto / best [bounds]: vs 1.10 | "
-              "paired auto / stock [bounds]: vs 1.00 | auto's pages, read calls / best's | "
-              "same pages and reads as auto |")
-            p("|---|---|---|---|---|---|---|---|---|---|---|---|")
-            for r in sc:
-                p(f"| {r['frac']:g} | {r['best_t']} | {r['best']:.1f} | {r['auto']:.1f} | "
-                  f"{r['vs_best']:.2f} | {r['vs_stock']:.2f} | "
-                  f"{'yes' if r['vs_best'] <= 1.10 else 'NO'} | "
-                  f"{'yes' if r['vs_stock'] <= 1.00 else 'NO'} | "
-                  f"{paired_text(r['paired_best'], 1.10, r['same_best'])} | "
-                  f"{paired_text(r['paired_stock'], 1.00, r['same_stock'])} | "
-                  f"{r['pages_vs_best']:.2f}, {r['reads_vs_best']:.2f} | "
-                  f"{', '.join(r['twins']) or '–'} |")
-            gb = geomean([r["vs_best"] for r in sc])
-            gs = geomean([r["vs_stock"] for r in sc])
-            p(f"| geometric mean | | | | {gb:.2f} | {gs:.2f} | | | | | | |\n")
+            gb, gs = score_table(p, sc)
             p("'Same pages and reads': fixed thresholds whose VACUUM read exactly the pages "
               "auto's did, in as many read calls: the same work, so where the best fixed "
               "threshold is among them, auto / best is noise between identical VACUUMs. "
@@ -1284,16 +1303,20 @@ def write_report(out, size, cfg, profiles_used, command):
     if pgb:
         p("## pgbench\n")
         p("`pgbench -i -F 90` (HOT room; accounts bigger than shared_buffers), "
-          "`VACUUM (FREEZE) pgbench_accounts`, then `pgbench -n -c 1 -t N --random-seed 5 -b "
-          "tpcb-like` with N = frac × accounts (the same transactions before every "
-          "threshold), CHECKPOINT, cold restart with the accounts evicted from the OS "
-          "cache, timed `VACUUM (VERBOSE) pgbench_accounts`.\n")
+          "`VACUUM (FREEZE) pgbench_accounts`, then `pgbench -n -c 1 -t N --random-seed S -b "
+          "tpcb-like` with N = frac × accounts and S = 5 + repetition (the same "
+          "transactions before every threshold of one repetition), CHECKPOINT, cold "
+          "restart with the accounts evicted from the OS cache, timed `VACUUM (VERBOSE) "
+          "pgbench_accounts`. The profile's settings and random_page_cost are the "
+          "sweep's. Cells: medians over the repetitions (n), time relative to 32's.\n")
         pm = medians(pgb)
+        preps = per_rep(pgb)
         for g in sorted({k[:3] for k in pm}):
             thrs = sorted({k[4] for k in pm if k[:3] == g}, key=thr_key)
             note = next(r["note"] for r in pgb if (r["server"], r["mode"], r["profile"]) == g)
+            n = sorted({v[2] for k, v in pm.items() if k[:3] == g})
             p(f"### {g[0]}, {g[1]}, profile {g[2]} (scale {next(r['pages'] for r in pgb)}; "
-              f"{note.split(', ', 1)[1]})\n")
+              f"{note.split(', ', 1)[1]}; n = {'-'.join(map(str, (n[0], n[-1]) if len(n) > 1 else n))})\n")
             p("| frac | " + " | ".join(f"{t}" for t in thrs) + " |")
             p("|---" * (len(thrs) + 1) + "|")
             for f in sorted({k[3] for k in pm if k[:3] == g}):
@@ -1306,6 +1329,15 @@ def write_report(out, size, cfg, profiles_used, command):
                                  if v else "")
                 p(f"| {f:g} | " + " | ".join(cells) + " |")
             p("")
+            sc = score_rows(pm, g, preps)
+            if sc:
+                p(f"Score of {g[0]}, {g[2]} under pgbench (the sweep's columns and verdicts):\n")
+                score_table(p, sc)
+                if any(r["paired_best"] or r["paired_stock"] for r in sc):
+                    p(f"Paired by repetition: {paired_summary(sc, 'paired_best', 1.10, 'best')}; "
+                      f"{paired_summary(sc, 'paired_stock', 1.00, 'stock')}.\n")
+                else:
+                    p("One repetition: nothing to pair, the medians are single runs.\n")
     cached = [r for r in rows if r["phase"] == "cached"]
     if cached:
         p("## Cached all-frozen VACUUM (seed 2)\n")

@@ -10,6 +10,7 @@ import re
 import statistics
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -249,3 +250,33 @@ def test_pgbench_needs_calibration():
     calib15 = [dict(r, server="15-patched", mode="buffered") for r in calib]
     assert vacbench.pgbench_uncalibrated(calib15, full, ["pgbench"], ["15-patched"]) == ["asis"]
     assert vacbench.pgbench_uncalibrated(calib15, full, ["pgbench"], servers) == ["asis", "slow"]
+
+
+def test_pgbench_plan(tmp_path):
+    """pgbench's points: every profile, repetition, fraction and threshold
+    once, repetition by repetition; repetition 0 in the order the one-repetition
+    runs used (so their rows stay repetition 0 of a resumed run), a
+    repetition's thresholds in an order of their own; measured points drop out."""
+    cfg = dict(vacbench.SIZES["full"])
+    bench = object.__new__(vacbench.Bench)
+    bench.cfg = cfg
+    bench.res = vacbench.Results(tmp_path / "runs.csv")
+    s = types.SimpleNamespace(name="18-patched")   # pgbench_pending reads its name
+    plan = bench.pgbench_pending(s)
+    profiles, fracs, thrs = cfg["pgbench_profiles"], cfg["pgbench_fracs"], cfg["thresholds"]
+    assert cfg["pgbench_reps"] >= 3
+    assert len(plan) == len(set(plan)) == \
+        len(profiles) * cfg["pgbench_reps"] * len(fracs) * len(thrs)
+    assert [(p, r) for p, r, _, _ in plan] == sorted((p, r) for p, r, _, _ in plan)
+    for f in fracs:
+        rep0 = [t for p, r, f_, t in plan if (p, r, f_) == (profiles[0], 0, f)]
+        assert rep0 == vacbench.shuffled(thrs, f)
+        orders = {tuple(t for p, r, f_, t in plan if (p, r, f_) == (profiles[0], rep, f))
+                  for rep in range(cfg["pgbench_reps"])}
+        assert len(orders) > 1
+    done = plan[:9]
+    for p, r, f, t in done:
+        bench.res.add(phase="pgbench", server=s.name, mode="buffered", profile=p,
+                      pages=cfg["pgbench_scale"], frac=f, rep=r, threshold=t, ms=1.0)
+    assert bench.pgbench_pending(s) == plan[9:]
+    bench.res.close()
