@@ -480,7 +480,7 @@ class Bench:
         phase_pgbench() measures them."""
         cfg = self.cfg
         return [(profile, rep, frac, thr) for profile in sorted(cfg["pgbench_profiles"])
-                for rep in range(cfg.get("pgbench_reps", 1))
+                for rep in range(cfg["pgbench_reps"])
                 for frac in sorted(cfg["pgbench_fracs"])
                 for thr in shuffled(cfg["thresholds"], pgbench_order_seed(frac, rep))
                 if not self.res.have(phase="pgbench", server=s.name, mode="buffered",
@@ -1315,8 +1315,9 @@ def write_report(out, size, cfg, profiles_used, command):
             thrs = sorted({k[4] for k in pm if k[:3] == g}, key=thr_key)
             note = next(r["note"] for r in pgb if (r["server"], r["mode"], r["profile"]) == g)
             n = sorted({v[2] for k, v in pm.items() if k[:3] == g})
+            n = f"{n[0]}" if n[0] == n[-1] else f"{n[0]}-{n[-1]}"
             p(f"### {g[0]}, {g[1]}, profile {g[2]} (scale {next(r['pages'] for r in pgb)}; "
-              f"{note.split(', ', 1)[1]}; n = {'-'.join(map(str, (n[0], n[-1]) if len(n) > 1 else n))})\n")
+              f"{note.split(', ', 1)[1]}; n = {n})\n")
             p("| frac | " + " | ".join(f"{t}" for t in thrs) + " |")
             p("|---" * (len(thrs) + 1) + "|")
             for f in sorted({k[3] for k in pm if k[:3] == g}):
