@@ -16,3 +16,21 @@ def test_core(tmp_path):
     print(res.stdout)
     assert res.returncode == 0, res.stdout
     assert res.stdout.strip().endswith(" passed, 0 failed")
+
+
+def test_standard_headers_come_before_postgres_h():
+    """C++ standard (and system) headers must precede postgres.h.
+    A header that includes any starts with cpp_only.hpp, which makes the
+    compiler refuse it after postgres.h; a .cpp file includes them only in
+    its first lines, before any header of the project."""
+    for path in sorted((TOP / "src").rglob("*.[ch]pp")):
+        lines = [ln.strip() for ln in path.read_text().splitlines()
+                 if ln.startswith("#include")]
+        system = [i for i, ln in enumerate(lines) if ln.startswith("#include <")]
+        project = [i for i, ln in enumerate(lines) if ln.startswith('#include "')]
+        if path.suffix == ".hpp" and system:
+            assert lines[0].endswith('cpp_only.hpp"'), \
+                f"{path}: includes standard headers but not cpp_only.hpp first"
+        if path.parent.name == "pg" and path.suffix == ".cpp" and system and project:
+            assert max(system) < min(project), \
+                f"{path}: a standard header after a project header"

@@ -16,13 +16,13 @@ enum class IoMethod { kNone, kSync, kWorker, kIoUring, kOther };
 // Storage settings in effect for one relation (per tablespace where
 // PostgreSQL allows it), plus the server facts that decide which matter.
 struct StorageInputs {
-    int server_major = 18;
-    double random_page_cost = 4.0;
-    double seq_page_cost = 1.0;
-    int effective_io_concurrency = 16;
-    int maintenance_io_concurrency = 16;
-    int io_combine_limit = 16;          // pages; 0 where the server has none
-    IoMethod io_method = IoMethod::kWorker;
+	int server_major = 18;
+	double random_page_cost = 4.0;
+	double seq_page_cost = 1.0;
+	int effective_io_concurrency = 16;
+	int maintenance_io_concurrency = 16;
+	int io_combine_limit = 16;          // pages; 0 where the server has none
+	IoMethod io_method = IoMethod::kWorker;
 };
 
 // The storage settings PostgreSQL `major` ships with.
@@ -30,10 +30,10 @@ StorageInputs default_storage(int major);
 
 // How far the relation is from the next aggressive VACUUM.
 struct FreezeInputs {
-    std::int64_t relfrozenxid_age = 0;
-    std::int64_t freeze_table_age = 150000000;             // effective value
-    std::int64_t relminmxid_age = 0;
-    std::int64_t multixact_freeze_table_age = 150000000;   // effective value
+	std::int64_t relfrozenxid_age = 0;
+	std::int64_t freeze_table_age = 150000000;             // effective value
+	std::int64_t relminmxid_age = 0;
+	std::int64_t multixact_freeze_table_age = 150000000;   // effective value
 };
 
 // Once relfrozenxid (or relminmxid) is older than this fraction of the
@@ -77,20 +77,20 @@ constexpr int kReadaheadPages = 4;
 constexpr double kRandomShape = 10.0;
 
 struct CostModel {
-    // What breaking the read stream (skipping a run, then reading on) costs,
-    // in sequential page reads: split_penalty + random_penalty.
-    // +infinity when seq_page_cost <= 0.
-    double break_penalty;
-    // The part any storage pays: the extra request of splitting a merged read.
-    double split_penalty;
-    // The part the DBA's settings describe: a random read's excess cost,
-    // literal plus the term that keeps stock's 32 at the default costs.
-    double random_penalty;
-    // The I/O concurrency VACUUM's reads overlap with (reported; the
-    // benchmark did not support a term for it, docs/model.md).
-    int concurrency;
-    // Pages merged into one request (io_combine_limit on 18).
-    int request_pages;
+	// What breaking the read stream (skipping a run, then reading on) costs,
+	// in sequential page reads: split_penalty + random_penalty.
+	// +infinity when seq_page_cost <= 0.
+	double break_penalty;
+	// The part any storage pays: the extra request of splitting a merged read.
+	double split_penalty;
+	// The part the DBA's settings describe: a random read's excess cost,
+	// literal plus the term that keeps stock's 32 at the default costs.
+	double random_penalty;
+	// The I/O concurrency VACUUM's reads overlap with (reported; the
+	// benchmark did not support a term for it, docs/model.md).
+	int concurrency;
+	// Pages merged into one request (io_combine_limit on 18).
+	int request_pages;
 };
 
 CostModel cost_model(const StorageInputs &in);
@@ -104,17 +104,17 @@ std::uint32_t tuned_threshold(const CostModel &model);
 // The model's cost of a VACUUM that reads `pages_scanned` pages in
 // `io_runs` runs of consecutive pages, in seq_page_cost units.
 double estimated_cost(const CostModel &model, std::uint64_t pages_scanned,
-                      std::uint64_t io_runs);
+					  std::uint64_t io_runs);
 
 // Whether relfrozenxid or relminmxid is old enough to read all-visible runs.
 bool relfrozenxid_due(const FreezeInputs &in);
 
 struct Decision {
-    Thresholds thresholds;
-    bool autotuned;        // vacskip.threshold = -1
-    bool read_through;     // all-visible runs read so relfrozenxid can advance
-    CostModel model;
-    char reason[512];      // one line for vacskip.explain_threshold()
+	Thresholds thresholds;
+	bool autotuned;        // vacskip.threshold = -1
+	bool read_through;     // all-visible runs read so relfrozenxid can advance
+	CostModel model;
+	char reason[512];      // one line for vacskip.explain_threshold()
 };
 
 // The thresholds for one VACUUM under vacskip.threshold = `setting`.

@@ -9,8 +9,8 @@ namespace vacskip {
 
 // Minimum lengths of runs of skippable pages that VACUUM skips.
 struct Thresholds {
-    std::uint32_t all_frozen;   // runs of all-frozen pages only
-    std::uint32_t all_visible;  // runs with an all-visible, not frozen page
+	std::uint32_t all_frozen;   // runs of all-frozen pages only
+	std::uint32_t all_visible;  // runs with an all-visible, not frozen page
 };
 
 // vacskip.threshold: -1 autotunes, 1..1000000 is a fixed threshold.
@@ -23,8 +23,8 @@ constexpr std::uint32_t kStockThreshold = 32;
 
 // Whether a value is acceptable for vacskip.threshold.
 constexpr bool threshold_setting_valid(int setting) {
-    return setting == kThresholdAutotune ||
-           (setting >= kThresholdMin && setting <= kThresholdMax);
+	return setting == kThresholdAutotune ||
+		   (setting >= kThresholdMin && setting <= kThresholdMax);
 }
 
 // The thresholds for a fixed setting (1..1000000); throws

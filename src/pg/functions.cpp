@@ -5,10 +5,9 @@
 
 #include "../core/model.hpp"
 #include "../core/vmscan.hpp"
-#include "inputs.hpp"
-#include "module.hpp"
 #include "guard.hpp"
-#include "postgres.hpp"
+#include "module.hpp"
+#include "inputs.hpp"
 
 namespace {
 

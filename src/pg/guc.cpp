@@ -1,7 +1,8 @@
 // vacskip.threshold
 #include "../core/policy.hpp"
-#include "module.hpp"
 #include "guard.hpp"
+#include "module.hpp"
+#include "postgres.hpp"
 
 namespace {
 

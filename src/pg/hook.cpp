@@ -2,10 +2,10 @@
 #include <dlfcn.h>
 
 #include "../core/model.hpp"
-#include "inputs.hpp"
-#include "module.hpp"
-#include "compat.hpp"
 #include "guard.hpp"
+#include "module.hpp"
+#include "hook_abi.hpp"
+#include "inputs.hpp"
 
 namespace {
 
@@ -54,19 +54,6 @@ hook_init()
 		return;
 	prev_skip_threshold_hook = *core_hook;
 	*core_hook = vacskip_skip_threshold_hook;
-}
-
-vacskip::Decision
-decide_for(Relation rel, const struct VacuumParams *params)
-{
-	const int	setting = threshold_setting();
-	vacskip::StorageInputs storage;
-	vacskip::FreezeInputs freeze;
-	StorageSources sources;
-
-	read_storage(rel, &storage, &sources);
-	read_freeze(rel, params, &freeze);
-	return vacskip::decide(setting, storage, freeze);
 }
 
 bool

@@ -1,6 +1,6 @@
 // _PG_init: a table of contents of the module.
-#include "module.hpp"
 #include "guard.hpp"
+#include "module.hpp"
 #include "postgres.hpp"
 
 extern "C" {
@@ -21,8 +21,11 @@ _PG_init(void)
 namespace vacskip::pg {
 
 void
-raise_error(int sqlstate, const char *message)
+raise_error(ErrorKind kind, const char *message)
 {
+	const int	sqlstate = kind == ErrorKind::kInvalidParameter ?
+		ERRCODE_INVALID_PARAMETER_VALUE : ERRCODE_INTERNAL_ERROR;
+
 	ereport(ERROR, (errcode(sqlstate), errmsg("vacskip: %s", message)));
 	pg_unreachable();
 }

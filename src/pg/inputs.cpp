@@ -1,7 +1,6 @@
-// Reading the autotuner's inputs from the server.
+// Reading the autotuner's inputs from the server, and deciding from them.
+#include "module.hpp"
 #include "inputs.hpp"
-
-#include "postgres.hpp"
 
 namespace vacskip::pg {
 
@@ -95,6 +94,18 @@ read_freeze(Relation rel, const struct VacuumParams *params, vacskip::FreezeInpu
 	in->freeze_table_age = Min(table_age, autovacuum_freeze_max_age * 0.95);
 	in->multixact_freeze_table_age = Min(mxid_table_age,
 										 MultiXactMemberFreezeThreshold() * 0.95);
+}
+
+vacskip::Decision
+decide_for(Relation rel, const struct VacuumParams *params)
+{
+	vacskip::StorageInputs storage;
+	vacskip::FreezeInputs freeze;
+	StorageSources sources;
+
+	read_storage(rel, &storage, &sources);
+	read_freeze(rel, params, &freeze);
+	return vacskip::decide(threshold_setting(), storage, freeze);
 }
 
 }  // namespace vacskip::pg

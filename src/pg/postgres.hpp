@@ -1,6 +1,8 @@
 // The only way files under src/pg include PostgreSQL headers.  C++ standard
-// headers and src/core headers must come before this (port.h redefines
-// printf, snprintf, Min ...; src/core/cpp_only.hpp refuses to follow it).
+// headers must come before this (port.h redefines printf, snprintf, Min
+// ...): they are included only by headers that start with
+// src/core/cpp_only.hpp, which refuses to follow postgres.h, and by the
+// first lines of a .cpp file (t/test_unit.py checks that).
 #pragma once
 
 // PostgreSQL's headers are C and not -Wextra clean as C++ (unused parameters

@@ -1,10 +1,9 @@
-// Everything that differs between PostgreSQL versions, patched or not.
-//
-// The skip threshold hook exists only in servers built with patches/pg*/.
-// vacskip does not link against it: it looks the hook variable up when it is
-// loaded, so one vacskip.so serves patched and stock servers alike.  These
-// declarations mirror the patched access/heapam.h (same layout in the 15 and
-// 18 series) and are the module-facing ABI of the patches.
+// The skip threshold hook as the patched servers declare it (patches/pg15
+// and patches/pg18 give access/heapam.h the same declarations): the
+// module-facing ABI of the patches, mirrored here because vacskip does not
+// link against it.  hook.cpp looks the hook variable up by name when the
+// module is loaded, so one vacskip.so serves patched and stock servers
+// alike; docs/hook.md describes the hook's semantics.
 #pragma once
 
 #include "postgres.hpp"
