@@ -82,7 +82,9 @@ COMMENT ON FUNCTION simulate(regclass, integer[], boolean) IS
 'what VACUUM of rel would read under each threshold, from the live visibility map';
 
 -- They read any table's visibility map and settings: like pg_visibility,
--- for superusers and members of pg_stat_scan_tables.
+-- for superusers and members of pg_stat_scan_tables, who need the schema
+-- too.
+GRANT USAGE ON SCHEMA @extschema@ TO pg_stat_scan_tables;
 REVOKE ALL ON FUNCTION hook_active() FROM PUBLIC;
 REVOKE ALL ON FUNCTION status() FROM PUBLIC;
 REVOKE ALL ON FUNCTION effective_threshold(regclass) FROM PUBLIC;
