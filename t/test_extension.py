@@ -12,3 +12,23 @@ def test_status_reports_the_hook_of_this_build(server, node):
     assert hook is server.patched, f"{server.name}: hook_available {hook}"
     assert version // 10000 == major == server.major
 
+
+def test_pgxn_metadata_matches_the_extension():
+    """META.json (PGXN, spec 1.0.0) names what the build installs."""
+    import json
+    import re
+    from pathlib import Path
+    top = Path(__file__).resolve().parent.parent
+    meta = json.loads((top / "META.json").read_text())
+    control = (top / "vacskip.control").read_text()
+    default = re.search(r"default_version = '([^']+)'", control).group(1)
+    extversion = re.search(r"^EXTVERSION = (\S+)$", (top / "Makefile").read_text(),
+                           re.M).group(1)
+    provided = meta["provides"]["vacskip"]
+    assert default == extversion
+    assert meta["version"].startswith(default + ".") and provided["version"] == meta["version"]
+    assert provided["file"] == f"vacskip--{default}.sql" and (top / provided["file"]).exists()
+    assert (top / provided["docfile"]).exists()
+    assert meta["meta-spec"]["version"] == "1.0.0"
+    assert {"name", "abstract", "maintainer", "license"} <= set(meta)
+    assert "patch" in meta["description"]
