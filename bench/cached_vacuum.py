@@ -1,5 +1,9 @@
-"""Seed 2's test, scaled down: a plain VACUUM of an all-frozen table that is
-fully in shared buffers, on several servers side by side.
+"""Plain VACUUM of an all-frozen table in shared buffers, servers side by side.
+
+The cached all-frozen VACUUM test (pgsql-hackers thread "Confine vacuum skip
+logic to lazy_scan_skip", March 2024), scaled down: a plain VACUUM of an
+all-frozen table that is fully in shared buffers, on several servers side by
+side.
 
 Nearly all of such a VACUUM is the visibility-map walk over skippable pages,
 so this shows what patches/pg15 0001-0002 (heap_vac_scan_next_block, no
@@ -7,19 +11,18 @@ per-block vacuum_delay_point) change.  Each server gets its own cluster and
 an identical table; the timed VACUUMs alternate between the servers, and the
 result is the median per server and its ratio to the first server.
 
-Usage: bench/cached_vacuum.py [--pages N] [--reps N] NAME=PREFIX NAME=PREFIX ...
+Usage (from the repository root):
+  python3 -m bench.cached_vacuum [--pages N] [--reps N] NAME=PREFIX NAME=PREFIX ...
 """
 
 import argparse
 import statistics
-import sys
-import time
-from pathlib import Path
 
-TOP = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(TOP / "t"))
-
-from pgcluster import Cluster, make_workdir, remove_tree, server_from_spec  # noqa: E402
+from pgkit.cluster import Cluster
+from pgkit.proc import make_workdir, remove_tree
+from pgkit.server import parse_server_args
+from pgkit.tables import relation_pages
+from pgkit.vacuum import timed_vacuum
 
 ROWS_PER_PAGE = 22   # int rows fit in a page at fillfactor 10
 
@@ -31,7 +34,7 @@ def setup(node, pages):
         conn.execute("INSERT INTO t SELECT g FROM generate_series(1, %s) g",
                      (pages * ROWS_PER_PAGE,))
         conn.execute("VACUUM (FREEZE) t")
-        got = conn.execute("SELECT pg_relation_size('t') / 8192").fetchone()[0]
+        got = relation_pages(conn, "t")
         conn.execute("CREATE TABLE one (id int)")
         conn.execute("INSERT INTO one VALUES (1)")
         conn.execute("VACUUM (FREEZE) one")
@@ -39,24 +42,17 @@ def setup(node, pages):
     return got
 
 
-def timed_vacuum(conn, table):
-    t0 = time.perf_counter()
-    conn.execute(f"VACUUM {table}")
-    return (time.perf_counter() - t0) * 1000.0
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python3 -m bench.cached_vacuum",
+                                 description=__doc__.split("\n")[0])
     ap.add_argument("--pages", type=int, default=229886,
-                    help="table size (default: MEASURED.md's 20M-row table)")
+                    help="table size (default: 229,886 pages, the page count of "
+                    "the 20M-row table the test was scaled down to)")
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("servers", nargs="+", metavar="NAME=PREFIX")
     args = ap.parse_args()
 
-    try:
-        servers = [server_from_spec(spec) for spec in args.servers]
-    except ValueError as e:
-        ap.error(str(e))
+    servers = parse_server_args(ap, args.servers)
 
     work = make_workdir("vacskip-bench-")
     nodes = []

@@ -9,7 +9,8 @@ Two figures (bench/results/simulate_rate.md):
      reading the map through shared buffers.
 Maps: all frozen, then every 10,000th, 100th and 2nd page modified.
 
-Usage: bench/simulate_rate.py PREFIX [--pages N]
+Usage (from the repository root):
+  python3 -m bench.simulate_rate PREFIX [--pages N]
 """
 
 import argparse
@@ -20,11 +21,11 @@ import tempfile
 import time
 from pathlib import Path
 
-TOP = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(TOP / "t"))
-
-from pgcluster import (Cluster, Server, install_extension, make_workdir,  # noqa: E402
-                       private_copy, remove_tree, run)
+from pgkit import TOP
+from pgkit.cluster import Cluster
+from pgkit.proc import make_workdir, remove_tree, run
+from pgkit.server import install_extension, private_copy, server_at
+from pgkit.tables import relation_pages
 
 ROWS_PER_PAGE = 22   # int rows per page at fillfactor 10
 CALLS = 50
@@ -42,7 +43,8 @@ def walker_alone():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python3 -m bench.simulate_rate",
+                                 description=__doc__.splitlines()[0])
     ap.add_argument("prefix")
     ap.add_argument("--pages", type=int, default=131072)
     args = ap.parse_args()
@@ -50,16 +52,13 @@ def main():
     print("# 1. walker alone, synthetic 1 TiB maps, six thresholds, median of 7")
     print(walker_alone(), end="")
 
-    version = run([Path(args.prefix) / "bin" / "pg_config", "--version"]).split()[1]
-    major = int(version.split(".")[0])
     work = make_workdir("vacskip-simrate-")
-    server = private_copy(Server(name=f"{major}-patched", prefix=Path(args.prefix),
-                                 major=major, variant="patched", tap=False),
-                          work / "server")
+    server = private_copy(server_at(args.prefix), work / "server")
     node = None
     try:
         install_extension(TOP, work / "ext", server.pg_config, [server.pg_config])
         node = Cluster(server, work, {"shared_buffers": "'1GB'"}).start()
+        version = run([server.pg_config, "--version"]).split()[1]
         print(f"\n# 2. vacskip.simulate() on PostgreSQL {version}, {args.pages} pages, "
               f"six thresholds, {CALLS} calls per statement, median of {REPS}")
         print("map,heap_pages,ms_per_call,pages_per_s")
@@ -70,7 +69,7 @@ def main():
             conn.execute("INSERT INTO t SELECT g FROM generate_series(1, %s) g",
                          (args.pages * ROWS_PER_PAGE,))
             conn.execute("VACUUM (FREEZE) t")
-            pages = conn.execute("SELECT pg_relation_size('t') / 8192").fetchone()[0]
+            pages = relation_pages(conn, "t")
             for label, every in (("all frozen", None), ("every 10000th page modified", 10000),
                                  ("every 100th page modified", 100),
                                  ("every 2nd page modified", 2)):

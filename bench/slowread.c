@@ -232,4 +232,4 @@ preadv64v2(int fd, const struct iovec *iov, int n, off_t off, int flags)
 
 _Static_assert(sizeof(struct state) <= 1024 * 1024, "state must fit the 1 MiB file");
 _Static_assert(offsetof(struct state, reads) == 8 && offsetof(struct state, bytes) == 24,
-			   "bench/vacbench.py reads the counters at these offsets");
+			   "bench/vacbench/harness.py reads the counters at these offsets");

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Cached VACUUM of mostly frozen tables: stock, hook-only and word-walk
 servers of one major, timed side by side on the same data directory.
 
@@ -7,8 +6,8 @@ word at a time) change is the cost of passing over skippable pages.  Tables
 (one data directory, built once with the first server):
 
   big     --pages pages (default 1,000,000), all-frozen
-  small   --small pages (default 229,886, seed 2's test as scaled down in
-          MEASURED.md and bench/cached_vacuum.py), all-frozen
+  small   --small pages (default 229,886: the cached all-frozen VACUUM
+          test as scaled down in bench/cached_vacuum.py), all-frozen
   sparse  --pages pages, all-frozen except every --every-th page, which is
           all-visible but not frozen (a plain VACUUM skips it too, and must
           notice it: relfrozenxid cannot advance)
@@ -23,8 +22,9 @@ server, then times --per-start plain VACUUMs of each table from the client,
 and stops the server.  Reported: the median over all rounds, the spread
 (min and max), and the ratio of medians to the first server.
 
-Usage: bench/vmwalk.py [--pages N] [--small N] [--every N] [--rounds N]
-                       [--per-start N] NAME=PREFIX NAME=PREFIX ...
+Usage (from the repository root):
+  python3 -m bench.vmwalk [--pages N] [--small N] [--every N] [--rounds N]
+                          [--per-start N] NAME=PREFIX NAME=PREFIX ...
 (NAME: MAJOR-VARIANT, e.g. 18-stock=$(tools/pgdev build 18 bench stock))
 """
 
@@ -32,14 +32,12 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
 
-TOP = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(TOP / "t"))
-
-from pgcluster import (Cluster, as_build_user, make_workdir, remove_tree, run,  # noqa: E402
-                       server_from_spec)
-from vacuum_model import parse_report, vacuum_verbose  # noqa: E402
+from pgkit.cluster import Cluster
+from pgkit.proc import as_build_user, make_workdir, remove_tree, run
+from pgkit.server import parse_server_args
+from pgkit.tables import relation_pages
+from pgkit.vacuum import parse_report, timed_vacuum, vacuum_verbose
 
 TABLES = ("big", "small", "sparse", "one")
 SETTINGS = {
@@ -62,7 +60,7 @@ def make_table(conn, name, pages):
         conn.execute(f"INSERT INTO {name} SELECT g, repeat('x', 800) "
                      "FROM generate_series(0, %s) g", (pages - 1,))
     conn.execute(f"VACUUM (FREEZE) {name}")
-    got = conn.execute(f"SELECT pg_relation_size('{name}') / 8192").fetchone()[0]
+    got = relation_pages(conn, name)
     assert got == pages, f"{name}: {got} pages, wanted {pages}"
 
 
@@ -83,7 +81,8 @@ def build(conn, pages, small, every):
     summary = {}
     for t in TABLES:
         summary[t] = conn.execute(
-            f"SELECT pg_relation_size('{t}') / 8192, all_visible, all_frozen "
+            f"SELECT pg_relation_size('{t}') / current_setting('block_size')::int, "
+            "all_visible, all_frozen "
             f"FROM pg_visibility_map_summary('{t}')").fetchone()
     return summary
 
@@ -91,12 +90,6 @@ def build(conn, pages, small, every):
 def pg_ctl(server, datadir, logfile, *args):
     run(as_build_user([server.bindir / "pg_ctl", "-D", datadir, "-l", logfile,
                        "-w", *args]))
-
-
-def timed_vacuum(conn, table):
-    t0 = time.perf_counter()
-    conn.execute(f"VACUUM {table}")
-    return (time.perf_counter() - t0) * 1000.0
 
 
 def one_start(server, node, times, scanned, per_start):
@@ -117,7 +110,8 @@ def one_start(server, node, times, scanned, per_start):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python3 -m bench.vmwalk",
+                                 description=__doc__.split("\n")[0])
     ap.add_argument("--pages", type=int, default=1_000_000)
     ap.add_argument("--small", type=int, default=229_886)
     ap.add_argument("--every", type=int, default=1000,
@@ -127,12 +121,9 @@ def main():
     ap.add_argument("servers", nargs="+", metavar="NAME=PREFIX")
     args = ap.parse_args()
 
-    try:
-        servers = [server_from_spec(spec) for spec in args.servers]
-    except ValueError as e:
-        ap.error(str(e))
+    servers = parse_server_args(ap, args.servers)
     if len({s.major for s in servers}) != 1:
-        sys.exit("vmwalk.py: all servers must be of one major (one data directory)")
+        sys.exit("bench.vmwalk: all servers must be of one major (one data directory)")
 
     work = make_workdir("vacskip-vmwalk-")
     node = None

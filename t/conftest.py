@@ -18,31 +18,18 @@ Tests whose marks exclude a server are not generated for it (never skipped).
 
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from pgcluster import (VARIANTS, Cluster, Server, as_build_user, install_extension,
-                       make_workdir, private_copy, remove_tree)
+from pgkit import TOP
+from pgkit.cluster import Cluster
+from pgkit.proc import as_build_user, make_workdir, remove_tree
+from pgkit.server import install_extension, parse_servers, private_copy
 
-TOP = Path(__file__).resolve().parent.parent
-
-
-def parse_servers(spec):
-    servers = []
-    for item in filter(None, (s.strip() for s in spec.split(","))):
-        name, _, prefix = item.partition("=")
-        tap = name.endswith("+tap")
-        name = name.removesuffix("+tap")
-        major, _, variant = name.partition("-")
-        if variant not in VARIANTS or not major.isdigit() or not prefix:
-            raise pytest.UsageError(f"bad VACSKIP_SERVERS entry {item!r}")
-        servers.append(Server(name=name, prefix=Path(prefix), major=int(major),
-                              variant=variant, tap=tap))
-    return servers
-
-
-SERVERS = parse_servers(os.environ.get("VACSKIP_SERVERS", ""))
+try:
+    SERVERS = parse_servers(os.environ.get("VACSKIP_SERVERS", ""))
+except ValueError as e:
+    raise pytest.UsageError(f"VACSKIP_SERVERS: {e}") from None
 
 
 def pytest_configure(config):

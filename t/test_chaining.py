@@ -2,9 +2,10 @@
 
 import pytest
 
-from conftest import TOP
-from pgcluster import install_extension
-from vacuum_model import make_pattern_table, parse_report, vacuum_verbose
+from pgkit import TOP
+from pgkit.server import install_extension
+from pgkit.tables import make_pattern_table
+from pgkit.vacuum import parse_report, vacuum_verbose
 
 
 @pytest.mark.patched

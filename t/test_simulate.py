@@ -11,43 +11,43 @@ import random
 
 import pytest
 
-from vacuum_model import (make_frozen_table, make_mixed_table, parse_report, predict,
-                          relfrozenxid, vacuum_verbose, visibility_map)
+from pgkit.tables import make_mixed_table, make_state_table, visibility_map
+from pgkit.vacuum import parse_report, relfrozenxid, vacuum_verbose
+from vacuum_model import predict
 
 THRESHOLDS = (1, 2, 3, 4, 8, 16, 32)
 PATTERNS = int(os.environ.get("VACSKIP_SIM_PATTERNS", "50"))
 
 
-def build_random_table(conn, holder, rng, name="t"):
-    """A table whose map mixes all-frozen, all-visible-unfrozen and
-    not-all-visible pages in runs of random length.  `holder` (another
-    connection) takes a snapshot before the last pages are modified, so
-    VACUUM cannot make those pages all-visible: the map stays the same from
-    one VACUUM to the next."""
+def random_states(rng):
+    """make_state_table()'s letters for a map that mixes all-frozen,
+    all-visible-unfrozen and not-all-visible pages in runs of random length."""
     pages = rng.choice((rng.randint(1, 40), rng.randint(40, 400)))
     states, p = [], 0
     while p < pages:
-        state = rng.choices(("frozen", "visible", "dirty"), weights=(6, 2, 2))[0]
+        state = rng.choices("fvn", weights=(6, 2, 2))[0]
         run = rng.choice((rng.randint(1, 4), rng.randint(1, 40)))
         states.extend([state] * min(run, pages - p))
         p += run
+    return "".join(states)
+
+
+def build_random_table(conn, holder, rng, name="t"):
+    """A table of random_states().  `holder` (another connection) takes a
+    snapshot before the last pages are modified, so VACUUM cannot make
+    those pages all-visible: the map stays the same from one VACUUM to the
+    next."""
+    states = random_states(rng)
     holder.execute("COMMIT")       # the previous table's snapshot
-    make_frozen_table(conn, name, pages)
-    with conn.cursor() as cur:
-        touched = [i for i, s in enumerate(states) if s != "frozen"]
-        cur.execute(f"UPDATE {name} SET id = -id WHERE ctid = ANY(%s::tid[])",
-                    ([f"({i},1)" for i in touched],))
-        # all-visible again, not frozen (the update already wrote the page
-        # image, so pruning does not trigger opportunistic freezing)
-        cur.execute("SET vacskip.threshold = 1000000")
-        cur.execute(f"VACUUM {name}")
-        cur.execute("RESET vacskip.threshold")
-    holder.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
-    holder.execute("SELECT 1")
-    dirty = [i for i, s in enumerate(states) if s == "dirty"]
-    conn.execute(f"UPDATE {name} SET id = -id WHERE ctid = ANY(%s::tid[])",
-                 ([f"({i},2)" for i in dirty],))
-    return pages
+
+    def hold_snapshot():
+        holder.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        holder.execute("SELECT 1")
+
+    # the VACUUM that makes the 'v' pages all-visible reads every page
+    make_state_table(conn, name, states, vacuum_threshold=1000000,
+                     before_last_update=hold_snapshot)
+    return len(states)
 
 
 def simulate(conn, thresholds, aggressive=False, name="t"):
@@ -116,19 +116,21 @@ def test_simulate_matches_vacuum(node):
     assert with_unfrozen > compared // 4, "the maps should often hold unfrozen pages"
 
 
-def fast_threshold(node):
-    """The autotuned threshold at random_page_cost 1.1, defaults otherwise
-    (docs/model.md): the split of a 16-page read, ceil(16*8/24 + 0.001) = 6,
-    on 18; of the kernel's first 4-page readahead window, ceil(4*8/12 +
-    0.001) = 3, before."""
-    return 6 if node.server.major >= 18 else 3
+def fast_threshold(conn, name):
+    """The autotuned threshold of `name` as explain_threshold() reports it,
+    with storage described as fast: below stock's 32 (what it is exactly is
+    the model's arithmetic, which t/unit checks)."""
+    t = conn.execute("SELECT all_frozen_threshold FROM vacskip.explain_threshold(%s)",
+                     (name,)).fetchone()[0]
+    assert t < 32, f"random_page_cost 1.1 should lower the threshold, got {t}"
+    return t
 
 
 @pytest.mark.patched
 def test_autotuner_uses_tablespace_settings(node):
     """random_page_cost 1.1 on one tablespace: VACUUM of a table there uses
-    the autotuned threshold (docs/model.md: 6 on 18, 3 before); a table in
-    pg_default stays stock."""
+    the autotuned threshold, the one explain_threshold() and
+    effective_threshold() report; a table in pg_default stays stock."""
     spc = node.base / "fast_spc"
     spc.mkdir()
     os.chown(spc, node.datadir.stat().st_uid, node.datadir.stat().st_gid)
@@ -136,11 +138,11 @@ def test_autotuner_uses_tablespace_settings(node):
         conn.execute(f"CREATE TABLESPACE fast LOCATION '{spc}'")
         conn.execute("ALTER TABLESPACE fast SET (random_page_cost = 1.1)")
         conn.execute("CREATE EXTENSION vacskip")
-        fast = fast_threshold(node)
-        for name, tablespace, expected in (("t_fast", "fast", fast), ("t_default", None, 32)):
+        for name, tablespace in (("t_fast", "fast"), ("t_default", None)):
             make_mixed_table(conn, name=name, pages=300)
             if tablespace:
                 conn.execute(f"ALTER TABLE {name} SET TABLESPACE {tablespace}")
+            expected = fast_threshold(conn, name) if tablespace else 32
             vm = visibility_map(conn, name)
             assert conn.execute("SELECT vacskip.effective_threshold(%s)",
                                 (name,)).fetchone()[0] == expected
@@ -159,7 +161,7 @@ def burn_xids(conn, n):
 
 @pytest.mark.patched
 def test_auto_mode_reads_all_visible_runs_when_relfrozenxid_is_old(node):
-    """With storage described as fast (threshold 6 or 3), relfrozenxid past half
+    """With storage described as fast (a threshold below 32), relfrozenxid past half
     of vacuum_freeze_table_age makes the autotuner read runs with
     all-visible, unfrozen pages: relfrozenxid advances, where threshold 1
     (and auto while relfrozenxid is young) leaves it behind."""
@@ -184,8 +186,8 @@ def test_auto_mode_reads_all_visible_runs_when_relfrozenxid_is_old(node):
             return row, parse_report(text), relfrozenxid(conn, name) != before
 
         # young: auto skips all-visible runs as long as its threshold
-        fast = fast_threshold(node)
         make_mixed_table(conn, name="young", pages=300)
+        fast = fast_threshold(conn, "young")
         row, report, advanced = vacuum_advances("young", -1)
         assert row == (False, fast) and report.thresholds == (fast, fast) and not advanced
 

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TOP, run_as_build_user
-from pgcluster import install_extension, run
+from conftest import run_as_build_user
+from pgkit import TOP
+from pgkit.proc import run
+from pgkit.server import install_extension
 
 
 def _print_file(path, limit=300):

@@ -7,9 +7,9 @@ vacuum_model.py.
 
 import pytest
 
-from vacuum_model import (STOCK_THRESHOLD, make_mixed_table, make_pattern_table,
-                          normalize, parse_report, predict, relfrozenxid,
-                          vacuum_verbose, visibility_map)
+from pgkit.tables import make_mixed_table, make_pattern_table, visibility_map
+from pgkit.vacuum import normalize, parse_report, relfrozenxid, vacuum_verbose
+from vacuum_model import STOCK_THRESHOLD, predict
 
 PAGES, EVERY = 1000, 10
 

@@ -21,8 +21,10 @@ import shutil
 import pytest
 
 from conftest import SERVERS
-from pgcluster import run
-from vacuum_model import normalize, parse_report, predict, vacuum_verbose
+from pgkit.proc import run
+from pgkit.tables import make_state_table, map_states, relation_pages, visibility_map
+from pgkit.vacuum import normalize, parse_report, relfrozenxid, vacuum_verbose
+from vacuum_model import predict
 
 SEED = 20261130
 N_PATTERNS = 120
@@ -30,8 +32,8 @@ N_PATTERNS = 120
 # stock threshold, and lengths of skippable runs in the patterns.
 EDGE_LENGTHS = (1, 2, 3, 31, 32, 33, 34, 63, 64, 65, 96, 97)
 RUN_LENGTHS = (1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 64, 100)
-# (vacskip.threshold, VACUUM options): every threshold the lead asked for,
-# aggressive VACUUM (FREEZE) and DISABLE_PAGE_SKIPPING
+# (vacskip.threshold, VACUUM options): thresholds 1 to 32, and aggressive
+# VACUUM (FREEZE) and DISABLE_PAGE_SKIPPING at some of them
 SETTINGS = ([(t, "VERBOSE") for t in (1, 2, 3, 4, 8, 16, 32)] +
             [(t, "VERBOSE, FREEZE") for t in (1, 4, 32)] +
             [(t, "VERBOSE, DISABLE_PAGE_SKIPPING") for t in (1, 32)])
@@ -54,34 +56,11 @@ def random_patterns(rng, count):
 
 
 def build_pattern_tables(conn, patterns):
-    """Table pK for pattern K: 4 rows per page, VACUUM (FREEZE), then a HOT
-    update on every 'v' and 'n' page, a plain VACUUM (the 'v' pages become
-    all-visible without being frozen), and a second update on 'n' pages."""
+    """Table pK for pattern K (make_state_table(): 4 rows per page,
+    VACUUM (FREEZE), a HOT update on every 'v' and 'n' page, a plain VACUUM,
+    a second update on the 'n' pages)."""
     for k, pat in enumerate(patterns):
-        name = f"p{k}"
-        conn.execute(f"CREATE TABLE {name} (id int, pad text) "
-                     "WITH (autovacuum_enabled = off, fillfactor = 50)")
-        conn.execute(f"INSERT INTO {name} SELECT g, repeat('x', 900) "
-                     "FROM generate_series(1, %s) g", (len(pat) * 4,))
-        got = conn.execute(f"SELECT pg_relation_size('{name}') / 8192").fetchone()[0]
-        assert got == len(pat), f"{name} has {got} pages, wanted {len(pat)}"
-        conn.execute(f"VACUUM (FREEZE) {name}")
-        touched = [f"({p},1)" for p, s in enumerate(pat) if s in "vn"]
-        if touched:
-            conn.execute(f"UPDATE {name} SET id = -id WHERE ctid = ANY(%s::tid[])",
-                         (touched,))
-            conn.execute(f"VACUUM {name}")
-        dirty = [f"({p},2)" for p, s in enumerate(pat) if s == "n"]
-        if dirty:
-            conn.execute(f"UPDATE {name} SET id = -id WHERE ctid = ANY(%s::tid[])",
-                         (dirty,))
-
-
-def vm_states(conn, name):
-    """The live map of `name` as (all_visible, all_frozen) per page."""
-    return [(bool(v), bool(f)) for v, f in conn.execute(
-        f"SELECT all_visible, all_frozen FROM pg_visibility_map('{name}') "
-        "ORDER BY blkno").fetchall()]
+        make_state_table(conn, f"p{k}", pat)
 
 
 def run_setting(conn, names, threshold, options, gucs=()):
@@ -93,10 +72,8 @@ def run_setting(conn, names, threshold, options, gucs=()):
     out = {}
     for name in names:
         text = vacuum_verbose(conn, name, options)
-        xid = conn.execute("SELECT relfrozenxid::text FROM pg_class "
-                           "WHERE oid = %s::regclass", (name,)).fetchone()[0]
-        out[name] = (normalize(text), parse_report(text).scanned, xid,
-                     vm_states(conn, name))
+        out[name] = (normalize(text), parse_report(text).scanned, relfrozenxid(conn, name),
+                     visibility_map(conn, name))
     return out
 
 
@@ -144,9 +121,8 @@ def test_same_decisions_on_random_maps(server, make_cluster, private_servers):
                              lambda conn: build_pattern_tables(conn, patterns))
 
     with new.connect(dbname="work") as conn:
-        before = {n: vm_states(conn, n) for n in names}
-    states = "".join("".join("n" if not v else "f" if f else "v" for v, f in vm)
-                     for vm in before.values())
+        before = {n: visibility_map(conn, n) for n in names}
+    states = "".join(map_states(vm) for vm in before.values())
     # the maps really mix the three states (an opportunistic freeze may turn
     # some intended 'v' page into 'f'; the model reads the live map anyway)
     assert N_PATTERNS >= 100 and len(before) == N_PATTERNS
@@ -191,10 +167,8 @@ def build_big_table(conn):
     conn.execute("INSERT INTO big SELECT g, repeat('x', 900) "
                  "FROM generate_series(%s, %s) g",
                  (HEAPBLOCKS_PER_PAGE * 4 + 1, BIG_PAGES * 4))
-    got = conn.execute("SELECT pg_relation_size('big') / 8192").fetchone()[0]
-    assert got == BIG_PAGES
-    vm_pages = conn.execute("SELECT pg_relation_size('big', 'vm') / 8192").fetchone()[0]
-    assert vm_pages == 1
+    assert relation_pages(conn, "big") == BIG_PAGES
+    assert relation_pages(conn, "big", "vm") == 1
 
 
 def touch_pages(conn, rng, count):

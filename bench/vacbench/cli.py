@@ -1,0 +1,105 @@
+"""The command line: python3 -m bench.vacbench (run from the repository
+root); what it measures and writes: bench/vacbench/__init__.py."""
+
+import argparse
+import datetime
+import os
+import time
+from pathlib import Path
+
+from pgkit import TOP
+from pgkit.server import parse_server
+
+import bench.vacbench
+from bench.vacbench.machine import machine_tag, record_load
+from bench.vacbench.phases import Bench
+from bench.vacbench.plan import SIZES, apply_scope, read_planned
+from bench.vacbench.progress import fmt_s, log
+from bench.vacbench.report import write_report
+
+COMMAND = "python3 -m bench.vacbench"
+
+
+def bench_server(spec):
+    """A --server: patched or stock (the benchmark compares the two)."""
+    try:
+        server = parse_server(spec)
+    except ValueError as e:
+        raise SystemExit(str(e))
+    if server.variant not in ("patched", "stock"):
+        raise SystemExit(f"bad --server {spec!r}: the benchmark compares patched and stock")
+    return server
+
+
+def parser():
+    ap = argparse.ArgumentParser(prog=COMMAND,
+                                 description=bench.vacbench.__doc__.split("\n")[0])
+    ap.add_argument("--size", choices=SIZES, default="default")
+    ap.add_argument("--out", type=Path, help="result directory (default: "
+                    "bench/results/DATE-MACHINE[-SIZE]); an existing runs.csv there is resumed")
+    ap.add_argument("--server", action="append", default=[], metavar="NAME=PREFIX")
+    ap.add_argument("--phases", default="sweep,pgbench,cached")
+    ap.add_argument("--penalty-us", type=int, help="slowread's read penalty, µs (profiles that use it)")
+    ap.add_argument("--cached-pages", type=int,
+                    help="table size of the cached all-frozen VACUUM test")
+    ap.add_argument("--profiles", help="comma-separated subset of the size's storage "
+                    "profiles (asis, slow); kept in OUT/scope.txt for later runs")
+    ap.add_argument("--fracs", help="comma-separated subset of the size's sweep "
+                    "fractions; kept in OUT/scope.txt for later runs")
+    ap.add_argument("--reps", help="repetitions: N, or N,M where the size repeats its "
+                    "smallest fractions more (M); kept in OUT/scope.txt for later runs")
+    ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--installed", action="store_true",
+                    help="vacskip is installed in the patched servers already (tests)")
+    return ap
+
+
+def measure(args, cfg, out):
+    """Run the phases into out/runs.csv; the load at the start and end of
+    the session goes to out/load.txt."""
+    servers = [bench_server(s) for s in args.server]
+    if not servers:
+        raise SystemExit("no --server given")
+    # the report's count of missing points covers the servers of the run
+    planned = sorted({*read_planned(out), *(s.name for s in servers if s.patched)})
+    (out / "servers.txt").write_text("".join(f"{n}\n" for n in planned))
+    phases = [p.strip() for p in args.phases.split(",") if p.strip()]
+    bench = Bench(args, cfg, servers, out)
+    t0 = time.monotonic()
+    record_load(out, "start")
+    try:
+        bench.run(phases)
+    finally:
+        record_load(out, "end")
+        bench.close()
+    log(f"measurements done in {fmt_s(time.monotonic() - t0)}")
+
+
+def main(argv=None):
+    ap = parser()
+    args = ap.parse_args(argv)
+    cfg = dict(SIZES[args.size])
+    if args.penalty_us is not None:
+        cfg["penalty_us"] = args.penalty_us
+    if args.cached_pages is not None:
+        cfg["cached_pages"] = args.cached_pages
+    out = args.out or (TOP / "bench" / "results" /
+                       f"{datetime.date.today():%Y-%m-%d}-{machine_tag()}"
+                       f"{'' if args.size == 'full' else '-' + args.size}")
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        scope = apply_scope(cfg, out, args.profiles, args.fracs, args.reps)
+    except ValueError as e:
+        ap.error(str(e))
+    command = " ".join([COMMAND, "--size", args.size] +
+                       (["--phases", args.phases] if args.phases != ap.get_default("phases") else []) +
+                       [f"--{k} {v}" for k, v in scope.items()])
+    if not args.report_only:
+        measure(args, cfg, out)
+    verdicts = write_report(out, args.size, cfg, command)
+    log(f"report: {os.path.relpath(out / 'report.md')}")
+    for g, ok_b, ok_s, wb, ws, gb, gs, bc, bcs in verdicts:
+        log(f"autotuner {'/'.join(g)}: auto/best geomean {gb:.2f} (worst {wb['vs_best']:.2f}), "
+            f"auto/stock geomean {gs:.2f} (worst {ws['vs_stock']:.2f}); best single fixed "
+            f"threshold {bc} (worst {bcs[0]:.2f})")
+    return 0

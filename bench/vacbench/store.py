@@ -1,0 +1,55 @@
+"""runs.csv: every measurement of a result directory, one row each,
+appended and flushed as it is taken; what a resumed run reads to skip what
+is measured already."""
+
+import csv
+
+CSV_FIELDS = ("phase", "server", "major", "mode", "profile", "pages", "frac", "rep",
+              "threshold", "ms", "scanned", "rel_pages", "reads", "penalised", "note")
+
+# The fields that name a point: a second row with the same key is never taken.
+KEY_FIELDS = ("phase", "server", "mode", "profile", "pages", "frac", "rep", "threshold")
+
+
+def read_rows(path):
+    """The rows of a runs.csv, as dicts of strings."""
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+class Results:
+    """runs.csv: one row per measurement, appended and flushed as taken."""
+
+    def __init__(self, path):
+        self.path = path
+        self.rows = read_rows(path) if path.exists() else []
+        self.keys = {self.key(r) for r in self.rows}
+        new = not path.exists()
+        self.f = open(path, "a", newline="")
+        self.w = csv.DictWriter(self.f, fieldnames=CSV_FIELDS)
+        if new:
+            self.w.writeheader()
+
+    @staticmethod
+    def key(r):
+        return tuple(str(r.get(k, "")) for k in KEY_FIELDS)
+
+    def have(self, **kw):
+        return self.key(kw) in self.keys
+
+    def get(self, **kw):
+        k = self.key(kw)
+        return next(r for r in self.rows if self.key(r) == k)
+
+    def add(self, **kw):
+        row = {k: kw.get(k, "") for k in CSV_FIELDS}
+        row = {k: (f"{v:.3f}" if isinstance(v, float) and k == "ms" else v)
+               for k, v in row.items()}
+        row = {k: str(v) for k, v in row.items()}
+        self.w.writerow(row)
+        self.f.flush()
+        self.rows.append(row)
+        self.keys.add(self.key(row))
+
+    def close(self):
+        self.f.close()
