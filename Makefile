@@ -5,9 +5,12 @@ EXTENSION = vacskip
 EXTVERSION = 1.0
 MODULE_big = vacskip
 OBJS = \
+	src/core/calibration.o \
 	src/core/model.o \
 	src/core/policy.o \
 	src/core/vmscan.o \
+	src/pg/calibrate.o \
+	src/pg/calibration_store.o \
 	src/pg/functions.o \
 	src/pg/guc.o \
 	src/pg/hook.o \
@@ -15,7 +18,7 @@ OBJS = \
 	src/pg/inputs.o
 DATA = vacskip--$(EXTVERSION).sql
 
-REGRESS = create_extension threshold_guc hook functions
+REGRESS = create_extension threshold_guc hook functions calibrate
 TAP_TESTS = 1
 
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Werror -Wno-register

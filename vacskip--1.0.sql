@@ -45,8 +45,15 @@ CREATE FUNCTION explain_threshold(
     OUT maintenance_io_concurrency_source text,
     OUT io_combine_limit integer,
     OUT io_method text,
+    OUT io_workers integer,
+    OUT direct_io boolean,
     OUT concurrency_used integer,
-    OUT break_penalty float8,
+    OUT calibration text,
+    OUT cost_source text,
+    OUT cost_unit text,
+    OUT tuples_per_page float8,
+    OUT skip_costs float8[],
+    OUT through_costs float8[],
     OUT relfrozenxid_age bigint,
     OUT freeze_table_age bigint,
     OUT relminmxid_age bigint,
@@ -80,6 +87,38 @@ LANGUAGE C STRICT VOLATILE PARALLEL SAFE ROWS 6;
 
 COMMENT ON FUNCTION simulate(regclass, integer[], boolean) IS
 'what VACUUM of rel would read under each threshold, from the live visibility map';
+
+CREATE FUNCTION calibrate(
+    tablespace name DEFAULT 'pg_default',
+    seconds float8 DEFAULT 10,
+    OUT tablespace name,
+    OUT measured_at timestamptz,
+    OUT seconds float8,
+    OUT rounds integer,
+    OUT io_path text,
+    OUT gap_read_us float8[],
+    OUT run_read_us float8[],
+    OUT cpu_page_us float8,
+    OUT cpu_tuple_us float8)
+RETURNS record
+AS 'MODULE_PATHNAME', 'vacskip_calibrate'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION calibrate(name, float8) IS
+'measure what VACUUM''s reads cost on the storage of a tablespace, for the autotuner';
+
+CREATE FUNCTION forget_calibration(tablespace name DEFAULT 'pg_default')
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'vacskip_forget_calibration'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION forget_calibration(name) IS
+'drop the calibration of a tablespace: the autotuner goes back to its settings';
+
+-- calibrate() and forget_calibration() do I/O on the server's disks and
+-- change what every VACUUM does: superusers only (they check, too).
+REVOKE ALL ON FUNCTION calibrate(name, float8) FROM PUBLIC;
+REVOKE ALL ON FUNCTION forget_calibration(name) FROM PUBLIC;
 
 -- They read any table's visibility map and settings: like pg_visibility,
 -- for superusers and members of pg_stat_scan_tables, who need the schema

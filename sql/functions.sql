@@ -60,9 +60,14 @@ SELECT vacskip.effective_threshold('vs_mv');
 --
 -- explain_threshold(): inputs, their sources, the choice
 --
+-- (no calibration of pg_default: the costs come from the settings, in
+-- seq_page_cost units: a page after a skip costs random_page_cost 4 read as
+-- documented, 40 sequential reads uncached; read through, a run of L pages
+-- and that page cost L + 1)
 SELECT relation, tablespace, random_page_cost, random_page_cost_source,
        seq_page_cost, seq_page_cost_source, effective_io_concurrency_source,
-       maintenance_io_concurrency_source, break_penalty, read_through_all_visible,
+       maintenance_io_concurrency_source, calibration, cost_source, cost_unit,
+       skip_costs, through_costs, read_through_all_visible,
        mode, all_frozen_threshold, all_visible_threshold
 FROM vacskip.explain_threshold('vs_t');
 -- version-dependent inputs: 18 has asynchronous I/O and io_combine_limit
@@ -72,8 +77,20 @@ SELECT (io_method IS NOT NULL) = (current_setting('server_version_num')::int >= 
            AS io_combine_limit_iff_18,
        effective_io_concurrency = current_setting('effective_io_concurrency')::int AS eic,
        maintenance_io_concurrency = current_setting('maintenance_io_concurrency')::int AS mic,
-       concurrency_used = CASE WHEN current_setting('server_version_num')::int >= 180000
-                               THEN maintenance_io_concurrency ELSE 1 END AS concurrency,
+       (io_workers IS NOT NULL) = (current_setting('server_version_num')::int >= 180000)
+           AS io_workers_iff_18,
+       direct_io = (current_setting('server_version_num')::int >= 160000 AND
+                    current_setting('debug_io_direct') LIKE '%data%') AS direct_io,
+       -- 18's read stream keeps maintenance_io_concurrency reads in flight,
+       -- performed by io_workers processes under io_method worker; 15 reads
+       -- one block at a time
+       concurrency_used = CASE WHEN current_setting('server_version_num')::int < 180000
+                               OR io_method = 'sync' THEN 1
+                               WHEN io_method = 'worker'
+                               THEN least(maintenance_io_concurrency, io_workers)
+                               ELSE maintenance_io_concurrency END AS concurrency,
+       tuples_per_page = (SELECT reltuples / relpages FROM pg_class
+                          WHERE oid = 'vs_t'::regclass) AS density,
        relfrozenxid_age >= 0 AND relfrozenxid_age = age((SELECT relfrozenxid FROM pg_class
                                                          WHERE oid = 'vs_t'::regclass))
            AS xid_age,
@@ -83,12 +100,16 @@ FROM vacskip.explain_threshold('vs_t');
 ALTER TABLESPACE pg_default SET (random_page_cost = 1.1, maintenance_io_concurrency = 4);
 SELECT random_page_cost, random_page_cost_source, seq_page_cost_source,
        maintenance_io_concurrency, maintenance_io_concurrency_source,
-       -- the threshold is the break penalty rounded up (the penalty's
-       -- arithmetic is t/unit's), 32 where there is no hook
-       all_frozen_threshold = CASE WHEN NOT vacskip.hook_active() THEN 32
-           ELSE least(32, greatest(1, ceil(break_penalty))) END AS as_expected,
-       break_penalty < 32 AS penalty_below_stock,
-       reason LIKE CASE WHEN vacskip.hook_active() THEN 'autotuned: %'
+       -- the settings give one skip cost whatever the run; the threshold
+       -- is the shortest run that costs as much read through, L + 1 (the
+       -- model's arithmetic is t/unit's), 32 where there is no hook
+       skip_costs[1] = skip_costs[6] AS one_skip_cost,
+       CASE WHEN NOT vacskip.hook_active() THEN all_frozen_threshold = 32
+            ELSE all_frozen_threshold + 1 >= skip_costs[1] - 1e-9 AND
+                 (all_frozen_threshold = 1 OR all_frozen_threshold < skip_costs[1] - 1e-9)
+       END AS as_expected,
+       skip_costs[1] < 33 AS skip_below_stock,
+       reason LIKE CASE WHEN vacskip.hook_active() THEN 'autotuned from the settings: %'
                         ELSE 'this server has no skip threshold hook%' END AS reason_ok
 FROM vacskip.explain_threshold('vs_t');
 ALTER TABLESPACE pg_default RESET (random_page_cost, maintenance_io_concurrency);
@@ -103,6 +124,8 @@ RESET vacskip.threshold;
 --
 -- simulate(): runs of 10, 9 and 28 pages; default thresholds 1..32
 --
+-- (est_cost, in the model's unit, here seq_page_cost: a run's first page
+-- as after a skip, 40, the others as read through, 1)
 SELECT * FROM vacskip.simulate('vs_t');
 -- any thresholds, in the order given; 10 skips the run of 10 only
 SELECT threshold, pages_scanned, pages_read_through, io_runs

@@ -3,11 +3,13 @@
 // catalogs and the visibility map), so they work on servers without the hook.
 #include <new>
 
+#include "../core/calibration.hpp"
 #include "../core/model.hpp"
 #include "../core/vmscan.hpp"
 #include "guard.hpp"
 #include "module.hpp"
 #include "inputs.hpp"
+#include "sql.hpp"
 
 namespace {
 
@@ -94,35 +96,53 @@ source_name(bool tablespace)
 }
 
 const char *
-io_method_name(vacskip::IoMethod m)
+cost_source_name(vacskip::CostSource source)
 {
-	switch (m)
-	{
-		case vacskip::IoMethod::kSync:
-			return "sync";
-		case vacskip::IoMethod::kWorker:
-			return "worker";
-		case vacskip::IoMethod::kIoUring:
-			return "io_uring";
-		case vacskip::IoMethod::kOther:
-			return "other";
-		case vacskip::IoMethod::kNone:
-			break;
-	}
-	return nullptr;
+	return source == vacskip::CostSource::kCalibration ? "calibration" : "settings";
 }
 
-TupleDesc
-result_tupdesc(FunctionCallInfo fcinfo)
+Datum
+timestamptz_of(int64 unix_seconds)
 {
-	TupleDesc	tupdesc;
+	return TimestampTzGetDatum(time_t_to_timestamptz(static_cast<pg_time_t>(unix_seconds)));
+}
 
-	if (get_call_result_type(fcinfo, nullptr, &tupdesc) != TYPEFUNC_COMPOSITE)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("function returning record called in context "
-						"that cannot accept type record")));
-	return BlessTupleDesc(tupdesc);
+// explain_threshold()'s calibration column.
+void
+describe_calibration(const vacskip::pg::Inputs &in, char *out, size_t size)
+{
+	char		then[256];
+	char		now[256];
+
+	if (in.calibration_state == vacskip::pg::CalibrationState::kNone)
+	{
+		strlcpy(out, "none: run vacskip.calibrate() to measure this tablespace", size);
+		return;
+	}
+	vacskip::pg::describe_io_path(vacskip::measured_path(in.calibration), then, sizeof(then));
+	const char *at = timestamptz_to_str(time_t_to_timestamptz(
+		static_cast<pg_time_t>(in.calibration.measured_at)));
+
+	if (in.calibration_state == vacskip::pg::CalibrationState::kCurrent)
+	{
+		snprintf(out, size, "measured %s with %s", at, then);
+		return;
+	}
+	vacskip::pg::describe_io_path(in.inputs.storage, now, sizeof(now));
+	snprintf(out, size,
+			 "not used: measured %s with %s, but VACUUM reads with %s now; run "
+			 "vacskip.calibrate() again", at, then, now);
+}
+
+Datum
+float8_array(const double *xs, int n)
+{
+	Datum	   *elems = static_cast<Datum *>(palloc(sizeof(Datum) * n));
+
+	for (int i = 0; i < n; i++)
+		elems[i] = Float8GetDatum(xs[i]);
+	return PointerGetDatum(construct_array(elems, n, FLOAT8OID, sizeof(float8),
+										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
 // The thresholds argument of simulate(), checked.
@@ -198,6 +218,65 @@ walk_visibility_map(Relation rel, BlockNumber rel_pages, bool aggressive,
 
 }  // namespace
 
+namespace vacskip::pg {
+
+TupleDesc
+result_tupdesc(FunctionCallInfo fcinfo)
+{
+	TupleDesc	tupdesc;
+
+	if (get_call_result_type(fcinfo, nullptr, &tupdesc) != TYPEFUNC_COMPOSITE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("function returning record called in context "
+						"that cannot accept type record")));
+	return BlessTupleDesc(tupdesc);
+}
+
+void
+describe_io_path(const vacskip::StorageInputs &in, char *out, size_t size)
+{
+	const char *reads = in.direct_io ? "direct reads" : "buffered reads";
+
+	if (in.server_major < 18)
+		snprintf(out, size, "%s, one at a time", reads);
+	else
+		snprintf(out, size,
+				 "%s, io_method %s%s, maintenance_io_concurrency %d, io_combine_limit %d: "
+				 "%d in flight",
+				 reads, vacskip::io_method_name(in.io_method),
+				 in.io_method == vacskip::IoMethod::kWorker ?
+				 psprintf(" with %d workers", in.io_workers) : "",
+				 in.maintenance_io_concurrency, in.io_combine_limit,
+				 vacskip::vacuum_read_concurrency(in));
+}
+
+Datum
+calibration_datum(TupleDesc tupdesc, Oid spcoid, const vacskip::CalibrationRecord &rec)
+{
+	constexpr int ncols = 9;
+	Datum		v[ncols];
+	bool		nulls[ncols] = {};
+	char		path[256];
+	const char *spcname = get_tablespace_name(spcoid);
+	int			i = 0;
+
+	describe_io_path(vacskip::measured_path(rec), path, sizeof(path));
+	v[i++] = DirectFunctionCall1(namein, CStringGetDatum(spcname ? spcname : rec.tablespace));
+	v[i++] = timestamptz_of(rec.measured_at);
+	v[i++] = Float8GetDatum(rec.seconds);
+	v[i++] = Int32GetDatum(rec.rounds);
+	v[i++] = CStringGetTextDatum(path);
+	v[i++] = float8_array(rec.costs.gap_us, vacskip::kGapCount);
+	v[i++] = float8_array(rec.costs.run_us, vacskip::kGapCount + 1);
+	v[i++] = Float8GetDatum(rec.costs.cpu_page_us);
+	v[i++] = Float8GetDatum(rec.costs.cpu_tuple_us);
+	Assert(i == ncols);
+	return HeapTupleGetDatum(heap_form_tuple(tupdesc, v, nulls));
+}
+
+}  // namespace vacskip::pg
+
 extern "C" {
 PG_FUNCTION_INFO_V1(vacskip_hook_active);
 PG_FUNCTION_INFO_V1(vacskip_status);
@@ -218,7 +297,7 @@ Datum
 vacskip_status(PG_FUNCTION_ARGS)
 {
 	return vacskip::pg::guarded([&] {
-		TupleDesc	tupdesc = result_tupdesc(fcinfo);
+		TupleDesc	tupdesc = vacskip::pg::result_tupdesc(fcinfo);
 		const int	setting = vacskip::pg::threshold_setting();
 		Datum		values[4];
 		bool		nulls[4] = {false, false, false, false};
@@ -248,20 +327,22 @@ vacskip_explain_threshold(PG_FUNCTION_ARGS)
 {
 	return vacskip::pg::guarded([&] {
 		const Oid	relid = PG_GETARG_OID(0);
-		TupleDesc	tupdesc = result_tupdesc(fcinfo);
+		TupleDesc	tupdesc = vacskip::pg::result_tupdesc(fcinfo);
 		Relation	rel = open_heap_relation(relid);
-		vacskip::StorageInputs storage;
-		vacskip::pg::StorageSources src;
-		vacskip::FreezeInputs freeze;
+		vacskip::pg::Inputs in;
 
-		vacskip::pg::read_storage(rel, &storage, &src);
-		vacskip::pg::read_freeze(rel, nullptr, &freeze);
+		vacskip::pg::read_inputs(rel, nullptr, &in);
 		const vacskip::Decision d = next_vacuum_decision(rel);
 		const int	setting = vacskip::pg::threshold_setting();
+		const vacskip::StorageInputs &storage = in.inputs.storage;
+		const vacskip::pg::StorageSources &src = in.sources;
+		const vacskip::FreezeInputs &freeze = in.inputs.freeze;
+		char		calibration[768];
 
 		relation_close(rel, AccessShareLock);
+		describe_calibration(in, calibration, sizeof(calibration));
 
-		constexpr int ncols = 23;
+		constexpr int ncols = 30;
 		Datum		v[ncols];
 		bool		nulls[ncols];
 		int			i = 0;
@@ -282,16 +363,27 @@ vacskip_explain_threshold(PG_FUNCTION_ARGS)
 		v[i++] = CStringGetTextDatum(source_name(src.effective_io_concurrency));
 		v[i++] = Int32GetDatum(storage.maintenance_io_concurrency);
 		v[i++] = CStringGetTextDatum(source_name(src.maintenance_io_concurrency));
-		if (storage.io_combine_limit > 0)
+		if (storage.server_major >= 18)
+		{
 			v[i++] = Int32GetDatum(storage.io_combine_limit);
+			v[i++] = CStringGetTextDatum(vacskip::io_method_name(storage.io_method));
+			v[i++] = Int32GetDatum(storage.io_workers);
+		}
 		else
+		{
 			nulls[i++] = true;
-		if (const char *m = io_method_name(storage.io_method))
-			v[i++] = CStringGetTextDatum(m);
-		else
 			nulls[i++] = true;
+			nulls[i++] = true;
+		}
+		v[i++] = BoolGetDatum(storage.direct_io);
 		v[i++] = Int32GetDatum(d.model.concurrency);
-		v[i++] = Float8GetDatum(d.model.break_penalty);
+		v[i++] = CStringGetTextDatum(calibration);
+		v[i++] = CStringGetTextDatum(cost_source_name(d.model.source));
+		v[i++] = CStringGetTextDatum(d.model.source == vacskip::CostSource::kCalibration ?
+									 "us" : "seq_page_cost");
+		v[i++] = Float8GetDatum(in.inputs.tuples_per_page);
+		v[i++] = float8_array(d.model.skip_cost, vacskip::kGapCount);
+		v[i++] = float8_array(d.model.through_cost, vacskip::kGapCount);
 		v[i++] = Int64GetDatum(freeze.relfrozenxid_age);
 		v[i++] = Int64GetDatum(freeze.freeze_table_age);
 		v[i++] = Int64GetDatum(freeze.relminmxid_age);
@@ -318,11 +410,12 @@ vacskip_simulate(PG_FUNCTION_ARGS)
 		InitMaterializedSRF(fcinfo, 0);
 		ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
 		Relation	rel = open_heap_relation(relid);
-		vacskip::StorageInputs storage;
-		vacskip::pg::StorageSources src;
+		vacskip::pg::Inputs in;
 
-		vacskip::pg::read_storage(rel, &storage, &src);
-		const vacskip::CostModel model = vacskip::cost_model(storage);
+		vacskip::pg::read_inputs(rel, nullptr, &in);
+		const vacskip::CostModel model = vacskip::cost_model(in.inputs.storage,
+															 in.inputs.calibration,
+															 in.inputs.tuples_per_page);
 		const BlockNumber rel_pages = RelationGetNumberOfBlocks(rel);
 		auto	   *results = static_cast<vacskip::SimResult *>(
 			palloc(sizeof(vacskip::SimResult) * n));

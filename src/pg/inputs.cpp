@@ -1,5 +1,7 @@
 // Reading the autotuner's inputs from the server, and deciding from them.
+#include "../core/calibration.hpp"
 #include "module.hpp"
+#include "calibration_store.hpp"
 #include "inputs.hpp"
 
 namespace vacskip::pg {
@@ -51,14 +53,8 @@ tablespace_overrides(Oid spcid, StorageSources *sources)
 }  // namespace
 
 void
-read_storage(Relation rel, vacskip::StorageInputs *in, StorageSources *sources)
+read_storage_of(Oid spcid, vacskip::StorageInputs *in)
 {
-	Oid			spcid = rel->rd_rel->reltablespace;
-
-	if (!OidIsValid(spcid))
-		spcid = MyDatabaseTableSpace;
-	*sources = StorageSources{spcid, false, false, false, false};
-
 	in->server_major = PG_VERSION_NUM / 10000;
 	get_tablespace_page_costs(spcid, &in->random_page_cost, &in->seq_page_cost);
 	in->effective_io_concurrency = get_tablespace_io_concurrency(spcid);
@@ -67,10 +63,39 @@ read_storage(Relation rel, vacskip::StorageInputs *in, StorageSources *sources)
 #if PG_VERSION_NUM >= 180000
 	/* what the read stream uses: the smaller of the two settings */
 	in->io_combine_limit = io_combine_limit;
+	in->io_workers = io_workers;
 #else
 	in->io_combine_limit = 0;
+	in->io_workers = 0;
 #endif
-	tablespace_overrides(spcid, sources);
+#if PG_VERSION_NUM >= 160000
+	in->direct_io = (io_direct_flags & IO_DIRECT_DATA) != 0;
+#else
+	in->direct_io = false;
+#endif
+}
+
+CalibrationState
+read_calibration(Oid spcoid, const vacskip::StorageInputs &now,
+				 vacskip::CalibrationRecord *rec)
+{
+	if (!load_calibration(spcoid, rec))
+		return CalibrationState::kNone;
+	return vacskip::same_io_path(*rec, now) ? CalibrationState::kCurrent :
+		CalibrationState::kStale;
+}
+
+namespace {
+
+// ANALYZE's or VACUUM's estimate of tuples per page; 0 when the relation
+// has never been counted.
+double
+density(Relation rel)
+{
+	const double tuples = rel->rd_rel->reltuples;
+	const double pages = rel->rd_rel->relpages;
+
+	return tuples > 0 && pages > 0 ? tuples / pages : 0.0;
 }
 
 void
@@ -96,16 +121,33 @@ read_freeze(Relation rel, const struct VacuumParams *params, vacskip::FreezeInpu
 										 MultiXactMemberFreezeThreshold() * 0.95);
 }
 
+}  // namespace
+
+void
+read_inputs(Relation rel, const struct VacuumParams *params, Inputs *out)
+{
+	Oid			spcid = rel->rd_rel->reltablespace;
+
+	if (!OidIsValid(spcid))
+		spcid = MyDatabaseTableSpace;
+	out->sources = StorageSources{spcid, false, false, false, false};
+	out->inputs = vacskip::RelationInputs();
+	read_storage_of(spcid, &out->inputs.storage);
+	tablespace_overrides(spcid, &out->sources);
+	out->calibration_state = read_calibration(spcid, out->inputs.storage, &out->calibration);
+	out->inputs.calibration = out->calibration_state == CalibrationState::kCurrent ?
+		&out->calibration.costs : nullptr;
+	out->inputs.tuples_per_page = density(rel);
+	read_freeze(rel, params, &out->inputs.freeze);
+}
+
 vacskip::Decision
 decide_for(Relation rel, const struct VacuumParams *params)
 {
-	vacskip::StorageInputs storage;
-	vacskip::FreezeInputs freeze;
-	StorageSources sources;
+	Inputs		in;
 
-	read_storage(rel, &storage, &sources);
-	read_freeze(rel, params, &freeze);
-	return vacskip::decide(threshold_setting(), storage, freeze);
+	read_inputs(rel, params, &in);
+	return vacskip::decide(threshold_setting(), in.inputs);
 }
 
 }  // namespace vacskip::pg

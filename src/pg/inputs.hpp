@@ -1,8 +1,9 @@
 // What the autotuner reads for one relation (its tablespace's storage
-// settings, how old its relfrozenxid / relminmxid are), and the decision
-// made from it.
+// settings and calibration, its density, how old its relfrozenxid /
+// relminmxid are), and the decision made from it.
 #pragma once
 
+#include "../core/calibration.hpp"
 #include "../core/model.hpp"
 #include "postgres.hpp"
 
@@ -19,11 +20,28 @@ struct StorageSources {
 	bool maintenance_io_concurrency;
 };
 
-void read_storage(Relation rel, vacskip::StorageInputs *in, StorageSources *sources);
+// The storage settings in effect for tables in tablespace `spcoid`.
+void read_storage_of(Oid spcoid, vacskip::StorageInputs *in);
+
+// The tablespace's calibration, if any, and whether it measured the I/O
+// path VACUUM's reads take under `now` (vacskip::same_io_path()).
+enum class CalibrationState { kNone, kCurrent, kStale };
+CalibrationState read_calibration(Oid spcoid, const vacskip::StorageInputs &now,
+								  vacskip::CalibrationRecord *rec);
+
+// Everything decide() needs, and where it came from.  `inputs.calibration`
+// points into `calibration` when that is current.
+struct Inputs {
+	vacskip::RelationInputs inputs;
+	StorageSources sources;
+	CalibrationState calibration_state;
+	vacskip::CalibrationRecord calibration;
+};
 
 // `params` of the VACUUM (autovacuum's per-table settings), or nullptr for
-// a manual VACUUM with the session's settings.
-void read_freeze(Relation rel, const struct VacuumParams *params, vacskip::FreezeInputs *in);
+// a manual VACUUM with the session's settings.  `out` must not move
+// afterwards (it points into itself).
+void read_inputs(Relation rel, const struct VacuumParams *params, Inputs *out);
 
 // What vacskip chooses for a VACUUM of rel under vacskip.threshold: the
 // inputs above given to the model.  The hook's answer, and the SQL

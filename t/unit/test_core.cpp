@@ -1,12 +1,15 @@
 // Unit tests of src/core (pure C++17, no PostgreSQL): the setting, the cost
 // model and autotuner, and the visibility-map walker.  Built and run by
 // t/test_unit.py with AddressSanitizer and UBSan; prints "N passed, N failed".
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "../../src/core/calibration.hpp"
 #include "../../src/core/model.hpp"
 #include "../../src/core/policy.hpp"
 #include "../../src/core/vmscan.hpp"
@@ -54,201 +57,308 @@ void test_setting()
 	check(max.all_frozen == 1000000u && max.all_visible == 1000000u, "max passes through");
 	check(throws_invalid_argument([] { choose_thresholds(0); }), "0 throws");
 	check(throws_invalid_argument([] { choose_thresholds(-1); }), "-1 is not a fixed threshold");
-	check(throws_invalid_argument([] { decide(-7, StorageInputs{}, FreezeInputs{}); }),
-		  "decide(-7) throws");
 }
 
-std::uint32_t auto_threshold(const StorageInputs &in)
+std::uint32_t auto_threshold(const StorageInputs &in, const Calibration *c = nullptr,
+							 double tuples = 0)
 {
-	return decide(kThresholdAutotune, in, FreezeInputs{}).thresholds.all_frozen;
+	RelationInputs r;
+	r.storage = in;
+	r.calibration = c;
+	r.tuples_per_page = tuples;
+	return decide(kThresholdAutotune, r).thresholds.all_frozen;
+}
+
+bool near(double a, double b)
+{
+	return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b));
 }
 
 void test_model_defaults()
 {
+	// random_page_cost 4 read as documented: 40 sequential reads uncached,
+	// a break 39 > 32 pages read through
 	for (int major : {15, 16, 17, 18, 19}) {
-		const Decision d = decide(kThresholdAutotune, default_storage(major), FreezeInputs{});
+		RelationInputs r;
+		r.storage = default_storage(major);
+		const Decision d = decide(kThresholdAutotune, r);
 		check(d.thresholds.all_frozen == 32 && d.thresholds.all_visible == 32,
 			  "default settings of every major give stock's 32/32");
 		check(d.autotuned && !d.read_through, "defaults: autotuned, no read-through");
+		check(d.model.source == CostSource::kSettings && near(d.model.skip_cost[3], 40.0) &&
+				  near(d.model.through_cost[3], 9.0),
+			  "defaults: a page after a skip costs 4 * 10 = 40 sequential reads, 8 read "
+			  "through and that page 9");
 	}
 	// Even when relfrozenxid is old: at the stock threshold nothing changes.
-	FreezeInputs old;
-	old.relfrozenxid_age = 140000000;
-	const Decision d = decide(kThresholdAutotune, default_storage(18), old);
+	RelationInputs old;
+	old.storage = default_storage(18);
+	old.freeze.relfrozenxid_age = 140000000;
+	const Decision d = decide(kThresholdAutotune, old);
 	check(d.thresholds.all_visible == 32 && !d.read_through,
 		  "defaults with an old relfrozenxid stay stock");
 }
 
-void test_model_fast_storage()
+void test_model_settings()
 {
-	// The part no setting describes: splitting a read merged from k pages,
-	// k*8/(k+8): 16 pages on 18 (io_combine_limit), 4 before (the kernel's
-	// first readahead window of a new stream).
-	const double split18 = 16.0 * 8 / (16 + 8);
-	const double split15 = 4.0 * 8 / (4 + 8);
-	// The random part at random_page_cost 1.1: the excess 0.1 taken
-	// literally, plus the rest of stock's 32 (less the split and the
-	// default's excess 3) times the tenth power of (0.1 / 3).
-	const double share = std::pow(0.1 / 3, 10);
-	// This machine described as flash: random_page_cost 1.1.
-	for (int major : {15, 18}) {
-		const double split = major >= 18 ? split18 : split15;
-		StorageInputs in = default_storage(major);
-		in.random_page_cost = 1.1;
-		const CostModel m = cost_model(in);
-		check(std::fabs(m.split_penalty - split) < 1e-9, "split penalty k*8/(k+8)");
-		check(std::fabs(m.random_penalty - (0.1 + (32 - split - 3) * share)) < 1e-9,
-			  "random penalty at 1.1");
-		check(std::fabs(m.break_penalty - (split + 0.1 + (32 - split - 3) * share)) < 1e-9,
-			  "penalty = split + random");
-		check(m.request_pages == (major >= 18 ? 16 : 4), "reads merged up to 16 (18) or 4 pages");
-		check(auto_threshold(in) == (major >= 18 ? 6u : 3u),
-			  "random_page_cost 1.1 gives ceil(5.33 + 0.1) = 6 on 18, ceil(2.67 + 0.1) = 3 on 15");
-		in.random_page_cost = 1.0;
-		check(auto_threshold(in) == (major >= 18 ? 6u : 3u),
-			  "random_page_cost = seq_page_cost: the split alone");
-		in.random_page_cost = 0.5;
-		check(auto_threshold(in) == (major >= 18 ? 6u : 3u),
-			  "random cheaper than sequential: the split alone");
-	}
-	StorageInputs in = default_storage(18);
-	in.random_page_cost = 2.5;
-	check(auto_threshold(in) == 7, "18, 2.5: ceil(5.33 + 1.5 + 23.67 * 0.5^10 = 6.86) = 7");
-	in.io_method = IoMethod::kSync;
-	check(cost_model(in).concurrency == 1, "io_method sync: no asynchronous reads");
-	check(auto_threshold(in) == 7, "concurrency does not change the threshold");
-	in.io_method = IoMethod::kWorker;
-	in.maintenance_io_concurrency = 0;
-	check(cost_model(in).concurrency == 1, "maintenance_io_concurrency 0 counts as 1");
-	StorageInputs s15 = default_storage(15);
-	s15.maintenance_io_concurrency = 256;
-	s15.random_page_cost = 2.9;
-	check(cost_model(s15).concurrency == 1, "15 reads one block at a time");
-	check(cost_model(s15).request_pages == 4, "15: the kernel's first readahead window, 4 pages");
-	check(auto_threshold(s15) == 5,
-		  "15, slow profile 2.9: ceil(2.67 + 1.9 + 26.33 * (1.9/3)^10 = 4.84) = 5");
-	s15.random_page_cost = 3.4;
-	check(auto_threshold(s15) == 8,
-		  "15, slow profile 3.4: ceil(2.67 + 2.4 + 26.33 * 0.8^10 = 7.89) = 8");
-	s15.random_page_cost = 3.5;
-	check(auto_threshold(s15) == 10,
-		  "15, slow profile 3.5: ceil(2.67 + 2.5 + 26.33 * (2.5/3)^10 = 9.42) = 10");
-	s15.random_page_cost = 2.0;
-	check(auto_threshold(s15) == 4, "15, 2.0: ceil(2.67 + 1 + 26.33 / 3^10 = 3.67) = 4");
-
-	// Worked examples of docs/model.md on 18: io_combine_limit k (fewer pages
-	// merged make a split cheaper), random_page_cost, expected threshold.
-	struct Example {
-		int k;
-		double rpc;
+	// ceil(10 * random_page_cost / seq_page_cost - 1), from 1 to 32, whatever
+	// the concurrency or the major: the settings describe no I/O path
+	struct {
+		double rpc, spc;
 		std::uint32_t want;
 		const char *what;
+	} cases[] = {
+		{1.1, 1.0, 10, "1.1: 11 - 1 = 10"},
+		{1.0, 1.0, 9, "1.0: 10 - 1 = 9"},
+		{1.5, 1.0, 14, "1.5: 14"},
+		{2.0, 1.0, 19, "2.0: 19"},
+		{3.0, 1.0, 29, "3.0: 29"},
+		{3.3, 1.0, 32, "3.3: 32 (33 - 1 = 32)"},
+		{0.1, 1.0, 1, "0.1: 1 - 1 = 0, at least 1"},
+		{0.0, 1.0, 1, "0: 1"},
+		{2.2, 2.0, 10, "2.2 / 2.0 as 1.1"},
+		{40.0, 1.0, 32, "40: clamped to stock"},
+		{4.0, 0.0, 32, "seq_page_cost 0 (reading is free): 32"},
 	};
-	const Example examples[] = {
-		{1, 1.0, 1, "io_combine_limit 1: 8/9, threshold 1"},
-		{32, 1.0, 7, "io_combine_limit 32: 32*8/40 = 6.4, threshold 7"},
-		{8, 1.1, 5, "io_combine_limit 8, 1.1: 4 + 0.1 + 21 * (0.1/3)^10 = 4.1, 5"},
-		{16, 1.5, 6, "1.5: ceil(5.33 + 0.5 + 23.67 * (0.5/3)^10 = 5.83) = 6"},
-		{16, 2.0, 7, "2.0: ceil(5.33 + 1 + 23.67 / 3^10 = 6.33) = 7"},
-		{16, 2.9, 8, "slow profile as revision 2's run measured it, 2.9: ceil(5.33 + 1.9 + 0.25 = 7.48) = 8"},
-		{16, 3.0, 8, "3.0: ceil(5.33 + 2 + 0.41 = 7.74) = 8"},
-		{16, 3.2, 9, "slow profile as first measured, 3.2: ceil(5.33 + 2.2 + 1.07 = 8.60) = 9"},
-		{16, 3.4, 11, "slow profile as revision 4's run measured it, 3.4: ceil(5.33 + 2.4 + 2.54 = 10.27) = 11"},
-		{16, 3.5, 12, "slow profile as revision 3's run measured it, 3.5: ceil(5.33 + 2.5 + 3.82 = 11.66) = 12"},
-		{16, 3.8, 21, "3.8: ceil(5.33 + 2.8 + 11.87 = 20.0) = 21"},
-		{1, 4.0, 32, "default page costs give 32 at io_combine_limit 1"},
-		{2, 4.0, 32, "default page costs give 32 at io_combine_limit 2"},
-		{8, 4.0, 32, "default page costs give 32 at io_combine_limit 8"},
-		{32, 4.0, 32, "default page costs give 32 at io_combine_limit 32"},
-		{64, 4.0, 32, "default page costs give 32 at io_combine_limit 64"},
-	};
-	StorageInputs comb = default_storage(18);
-	comb.maintenance_io_concurrency = 1;   // the slow profile's; does not enter
-	for (const Example &e : examples) {
-		comb.io_combine_limit = e.k;
-		comb.random_page_cost = e.rpc;
-		check(auto_threshold(comb) == e.want, e.what);
-	}
-	comb.io_combine_limit = 0;
-	check(cost_model(comb).request_pages == 4, "no io_combine_limit read: readahead's 4");
+	for (const auto &c : cases)
+		for (int major : {15, 18})
+			for (int conc : {1, 16, 256}) {
+				StorageInputs in = default_storage(major);
+				in.random_page_cost = c.rpc;
+				in.seq_page_cost = c.spc;
+				in.maintenance_io_concurrency = conc;
+				check(auto_threshold(in) == c.want, c.what);
+			}
+	StorageInputs in = default_storage(18);
+	in.random_page_cost = 1.1;
+	check(auto_threshold(in, nullptr, 200) == 10, "settings: the density does not enter");
+}
 
-	StorageInputs zero = default_storage(18);
-	zero.seq_page_cost = 0;
-	check(std::isinf(cost_model(zero).break_penalty) && auto_threshold(zero) == 32,
-		  "seq_page_cost 0: reading is free, never skip more than stock");
-	StorageInputs slow = default_storage(18);
-	slow.random_page_cost = 40;
-	check(auto_threshold(slow) == 32, "slower than default is clamped to stock");
+void test_read_concurrency()
+{
+	StorageInputs in = default_storage(18);
+	check(vacuum_read_concurrency(in) == 3, "18 defaults: 16 ahead, 3 workers: 3");
+	in.io_workers = 32;
+	check(vacuum_read_concurrency(in) == 16, "32 workers: maintenance_io_concurrency's 16");
+	in.maintenance_io_concurrency = 1;
+	check(vacuum_read_concurrency(in) == 1, "maintenance_io_concurrency 1: 1");
+	in.maintenance_io_concurrency = 0;
+	check(vacuum_read_concurrency(in) == 1, "0 counts as 1");
+	in.io_method = IoMethod::kIoUring;
+	in.maintenance_io_concurrency = 64;
+	check(vacuum_read_concurrency(in) == 64, "io_uring: no workers, 64");
+	in.io_method = IoMethod::kSync;
+	check(vacuum_read_concurrency(in) == 1, "io_method sync: one at a time");
+	check(vacuum_read_concurrency(default_storage(15)) == 1, "15 reads one block at a time");
+}
+
+// A calibration of storage where a page costs `gap` after any skip and a
+// run grows by `seq` per page read through.
+Calibration flat(double seq, double gap, double cpu_page = 0, double cpu_tuple = 0)
+{
+	Calibration c;
+	for (double &g : c.gap_us)
+		g = gap;
+	c.run_us[0] = gap;
+	for (int i = 0; i < kGapCount; i++)
+		c.run_us[i + 1] = gap + (kGaps[i] + 1) * seq;
+	c.cpu_page_us = cpu_page;
+	c.cpu_tuple_us = cpu_tuple;
+	return c;
+}
+
+void test_model_calibrated()
+{
+	const StorageInputs in = default_storage(18);
+	// skipped, the next page costs `gap`; read through, the run's L pages
+	// and the next cost (L + 1) * seq and VACUUM works on L pages: the
+	// threshold is the first L with (L + 1) * seq + L * cpu >= gap
+	Calibration c = flat(10, 110);
+	check(auto_threshold(in, &c) == 10, "seq 10, gap 110: (L + 1) * 10 >= 110 from 10 on");
+	c = flat(10, 111);
+	check(auto_threshold(in, &c) == 11, "seq 10, gap 111: 11.1 -> 11");
+	c = flat(10, 110, 2, 0.08);
+	check(auto_threshold(in, &c, 100) == 5,
+		  "VACUUM's work on 100 tuples, 2 + 8 us: 10 (L + 1) + 10 L >= 110 from 5 on");
+	check(auto_threshold(in, &c, 0) == 9, "no tuples: 10 (L + 1) + 2 L >= 110 from 8.33 on");
+	const CostModel m = cost_model(in, &c, 100);
+	check(m.source == CostSource::kCalibration && near(m.cpu_page, 10) &&
+			  near(m.skip_cost[2], 110) && near(m.through_cost[2], 5 * 10 + 4 * 10),
+		  "calibrated: microseconds; skip = gap, through = run growth + work");
+	c = flat(10, 5);
+	check(auto_threshold(in, &c) == 1, "pages after a skip cheaper than reading on: skip all");
+	c = flat(1, 1000);
+	check(auto_threshold(in, &c) == 32, "a skip dearer than 32 pages read through: stock");
+	// the skip's cost as measured per run length, linear between: short
+	// skips that cost little (readahead covers them) do not hold the
+	// threshold up
+	c = flat(10, 1);   // through(L) = 10 (L + 1)
+	const double gaps[kGapCount] = {12, 14, 30, 70, 90, 90};
+	for (int i = 0; i < kGapCount; i++)
+		c.gap_us[i] = gaps[i];
+	// through(L) = 10 (L + 1) >= skip(L) for every L: skip(3) = 22 <= 40,
+	// skip(6) = 50 <= 70, ...
+	check(auto_threshold(in, &c) == 1, "cheap every way down: 1");
+	const double dear[kGapCount] = {12, 14, 60, 90, 90, 90};
+	for (int i = 0; i < kGapCount; i++)
+		c.gap_us[i] = dear[i];
+	// skip(8) = 90 <= 90; skip(7) = 60 + 3/4 * 30 = 82.5 > 80: threshold 8
+	check(auto_threshold(in, &c) == 8, "a dear skip of 7 holds the threshold at 8");
+	// runs that cost more per page when short (readahead ramping up): the
+	// through cost is the run's growth from a lone page, not a multiple
+	c = flat(10, 50);
+	check(auto_threshold(in, &c) == 4, "seq 10, gap 50: (L + 1) * 10 >= 50 from 4 on");
+	c.run_us[1] = 50 + 200;   // a run of 3 after a skip: 2 more pages cost 200
+	c.run_us[2] = 50 + 210;   // of 4: 210
+	check(auto_threshold(in, &c) == 1,
+		  "short runs dear: through 200, 210, 130 for L = 1, 2, 3, all above the 50 "
+		  "a skip costs: skip them all");
+	const CostModel far = cost_model(in, &c, 0);
+	check(near(skip_cost_at(far, 64), 50) &&
+			  near(through_cost_at(far, 64), far.through_cost[5] * (1 + 32.0 / 33)),
+		  "beyond 32: the 32-page skip, the 32-page through cost per page");
+	// invalid figures are no calibration
+	Calibration bad = flat(10, 0);
+	check(!calibration_valid(bad) && auto_threshold(in, &bad) == 32,
+		  "a lone page costing 0 is no calibration: the settings (defaults: 32)");
+	bad = flat(10, std::nan(""));
+	check(!calibration_valid(bad), "NaN is no calibration");
+	bad = flat(10, 20, -1);
+	check(!calibration_valid(bad), "negative CPU is no calibration");
 }
 
 void test_model_monotonic()
 {
+	// settings: a higher random_page_cost never lowers the threshold, a
+	// higher seq_page_cost never raises it
 	const double costs[] = {0.1, 0.5, 1.0, 1.01, 1.1, 1.25, 1.5, 2, 3, 4, 8, 40, 1000};
-	const int concs[] = {0, 1, 2, 4, 8, 10, 16, 32, 64, 256, 1000};
-	const IoMethod methods[] = {IoMethod::kSync, IoMethod::kWorker, IoMethod::kIoUring};
 	bool rpc_ok = true, seq_ok = true;
-	for (int major : {15, 18})
-		for (IoMethod method : methods)
-			for (int c : concs) {
-				std::uint32_t prev = 0;
-				for (double r : costs) {
-					StorageInputs in = default_storage(major);
-					in.io_method = major >= 18 ? method : IoMethod::kNone;
-					in.maintenance_io_concurrency = c;
-					in.effective_io_concurrency = c;
-					in.random_page_cost = r;
-					const std::uint32_t t = auto_threshold(in);
-					rpc_ok &= t >= prev && t >= 1 && t <= 32;
-					prev = t;
-					// a dearer sequential read never raises it
-					StorageInputs dearer = in;
-					dearer.seq_page_cost = 2.0;
-					seq_ok &= auto_threshold(dearer) <= t;
-				}
-			}
+	for (int major : {15, 18}) {
+		std::uint32_t prev = 0;
+		for (double r : costs) {
+			StorageInputs in = default_storage(major);
+			in.random_page_cost = r;
+			const std::uint32_t t = auto_threshold(in);
+			rpc_ok &= t >= prev && t >= 1 && t <= 32;
+			prev = t;
+			StorageInputs dearer = in;
+			dearer.seq_page_cost = 2.0;
+			seq_ok &= auto_threshold(dearer) <= t;
+		}
+	}
 	check(rpc_ok, "higher random_page_cost never lowers the threshold");
 	check(seq_ok, "higher seq_page_cost never raises the threshold");
+	// calibrated: dearer breaks never lower it, more VACUUM work per page
+	// never raises it
+	const StorageInputs in = default_storage(18);
+	bool gap_ok = true, cpu_ok = true;
+	for (double seq : {0.5, 2.0, 10.0, 100.0}) {
+		std::uint32_t prev = 0;
+		for (double gap : {1.0, 5.0, 20.0, 60.0, 200.0, 1000.0, 5000.0}) {
+			Calibration c = flat(seq, gap, 0.5, 0.05);
+			const std::uint32_t t = auto_threshold(in, &c, 50);
+			gap_ok &= t >= prev;
+			prev = t;
+			cpu_ok &= auto_threshold(in, &c, 200) <= t;
+		}
+	}
+	check(gap_ok, "dearer pages after a skip never lower the threshold");
+	check(cpu_ok, "more tuples per page never raise the threshold");
 }
 
 void test_model_read_through()
 {
-	StorageInputs fast = default_storage(18);
-	fast.random_page_cost = 1.1;
-	FreezeInputs young;
-	young.relfrozenxid_age = 1000;
-	young.freeze_table_age = 100;
-	young.relfrozenxid_age = 50;   // exactly half: not past it
-	Decision d = decide(kThresholdAutotune, fast, young);
-	check(!d.read_through && d.thresholds.all_visible == 6, "age at half: no read-through");
-	FreezeInputs due = young;
-	due.relfrozenxid_age = 51;
-	d = decide(kThresholdAutotune, fast, due);
+	RelationInputs fast;
+	fast.storage = default_storage(18);
+	fast.storage.random_page_cost = 1.1;
+	fast.freeze.freeze_table_age = 1000;
+	fast.freeze.relfrozenxid_age = 500;
+	Decision d = decide(kThresholdAutotune, fast);
+	check(!d.read_through && d.thresholds.all_visible == 10, "age at half: no read-through");
+	fast.freeze.relfrozenxid_age = 501;
+	d = decide(kThresholdAutotune, fast);
 	check(d.read_through && d.thresholds.all_visible == kReadThrough &&
-			  d.thresholds.all_frozen == 6,
-		  "age past half: all-visible runs read, all-frozen runs keep 6");
-	FreezeInputs mxid;
-	mxid.relminmxid_age = 80;
-	mxid.multixact_freeze_table_age = 150;
-	check(decide(kThresholdAutotune, fast, mxid).read_through, "relminmxid age counts too");
-	d = decide(1, fast, due);
+			  d.thresholds.all_frozen == 10,
+		  "age past half: all-visible runs read, all-frozen runs still skipped");
+	RelationInputs mxid = fast;
+	mxid.freeze.relfrozenxid_age = 0;
+	mxid.freeze.multixact_freeze_table_age = 100;
+	mxid.freeze.relminmxid_age = 51;
+	check(decide(kThresholdAutotune, mxid).read_through, "relminmxid age counts too");
+	d = decide(1, fast);
 	check(!d.read_through && d.thresholds.all_visible == 1, "a fixed threshold stays fixed");
+	check(throws_invalid_argument([&] { decide(-7, fast); }), "decide(-7) throws");
 }
 
 void test_estimated_cost()
 {
-	StorageInputs in = default_storage(18);
-	in.random_page_cost = 2.5;   // 16*8/24 + 1.5 + (32 - 3 - 16*8/24) * (1.5/3)^10 = 6.86
-	const CostModel m = cost_model(in);
-	const double penalty = 16.0 * 8 / 24 + 1.5 + (32 - 3 - 16.0 * 8 / 24) / 1024.0;
-	check(std::fabs(m.break_penalty - penalty) < 1e-9, "penalty at 2.5");
-	check(std::fabs(estimated_cost(m, 100, 3) - (100 + 3 * penalty)) < 1e-9,
-		  "cost = pages + runs * penalty");
+	const StorageInputs in = default_storage(18);
+	Calibration c = flat(10, 110, 2, 0.08);
+	const CostModel m = cost_model(in, &c, 100);
+	// a run's first page 110 (after a 32-page skip), the others the 32-page
+	// through cost per page: (33 * 10 + 32 * 10) / 33
+	const double per_page = 650.0 / 33;
+	check(near(estimated_cost(m, 100, 3), 3 * 110 + 97 * per_page), "100 pages in 3 runs");
 	check(estimated_cost(m, 0, 0) == 0.0, "nothing read costs nothing");
+	check(near(estimated_cost(m, 1, 1), 110), "a lone page");
 }
 
-// ---------------------------------------------------------------- walker
+void test_calibration_record()
+{
+	CalibrationRecord r;
+	r.costs = flat(8.25, 50.5, 0.75, 0.0625);
+	r.costs.gap_us[5] = 48.125;
+	r.costs.run_us[6] = 333.5;
+	r.server_major = 18;
+	r.direct_io = true;
+	r.io_method = IoMethod::kWorker;
+	r.io_workers = 3;
+	r.maintenance_io_concurrency = 16;
+	r.io_combine_limit = 16;
+	r.measured_at = 1764600000;
+	r.seconds = 10.5;
+	r.rounds = 7;
+	std::snprintf(r.tablespace, sizeof(r.tablespace), "%s", "fast space");
+	char text[4096];
+	const int n = format_calibration(r, text, sizeof(text));
+	CalibrationRecord back;
+	check(n > 0 && parse_calibration(text, n, &back), "a record reads back");
+	check(near(back.costs.run_us[1], 50.5 + 2 * 8.25) && near(back.costs.gap_us[5], 48.125) &&
+			  near(back.costs.run_us[6], 333.5) &&
+			  near(back.costs.cpu_tuple_us, 0.0625) && back.io_method == IoMethod::kWorker &&
+			  back.direct_io && back.measured_at == 1764600000 && back.rounds == 7 &&
+			  std::string(back.tablespace) == "fast space",
+		  "every field survives");
+	// the I/O path: the same concurrency is the same path
+	StorageInputs now = measured_path(r);
+	check(same_io_path(r, now), "its own path");
+	now.maintenance_io_concurrency = 32;
+	check(same_io_path(r, now), "32 ahead with 3 workers is still 3 in flight");
+	now.maintenance_io_concurrency = 1;
+	check(!same_io_path(r, now), "1 in flight is another path");
+	now = measured_path(r);
+	now.direct_io = false;
+	check(!same_io_path(r, now), "buffered is another path");
+	now = measured_path(r);
+	now.io_combine_limit = 8;
+	check(!same_io_path(r, now), "another io_combine_limit is another path");
+	// damaged files are no calibration
+	const std::string good(text, n);
+	CalibrationRecord x;
+	check(!parse_calibration(text, n / 2, &x), "a truncated file");
+	std::string v2 = good;
+	v2.replace(v2.find("version 1"), 9, "version 2");
+	check(!parse_calibration(v2.data(), v2.size(), &x), "another format version");
+	std::string neg = good;
+	neg.replace(neg.find("run_us "), 7, "run_us -");
+	check(!parse_calibration(neg.data(), neg.size(), &x), "a negative run cost");
+	std::string gaps = good;
+	const std::size_t g = gaps.find("gap_us ");
+	gaps.replace(g, gaps.find('\n', g) - g, "gap_us 1 2 3");
+	check(!parse_calibration(gaps.data(), gaps.size(), &x), "too few gaps");
+	check(!parse_calibration("", 0, &x), "an empty file");
+}
 
-// Map states of a block: 0 not visible, 1 all-visible, 3 all-visible+frozen.
 std::vector<std::uint8_t> pack(const std::vector<unsigned> &blocks)
 {
 	std::vector<std::uint8_t> map((blocks.size() + 3) / 4, 0);
@@ -406,10 +516,13 @@ int main()
 {
 	test_setting();
 	test_model_defaults();
-	test_model_fast_storage();
+	test_model_settings();
+	test_read_concurrency();
+	test_model_calibrated();
 	test_model_monotonic();
 	test_model_read_through();
 	test_estimated_cost();
+	test_calibration_record();
 	test_walker_edges();
 	test_walker_random();
 	std::printf("%d passed, %d failed\n", passed, failed);

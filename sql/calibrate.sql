@@ -1,0 +1,89 @@
+--
+-- calibrate() and forget_calibration(): bad input, privileges, and one
+-- short calibration whose figures the autotuner then uses.
+--
+SET client_min_messages = error;
+
+CREATE FUNCTION pg_temp.error_of(query text) RETURNS text
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE query;
+    RETURN 'no error';
+EXCEPTION WHEN others THEN
+    RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+
+-- these should all fail
+SELECT q, pg_temp.error_of(q)
+FROM unnest(ARRAY[
+    $$SELECT vacskip.calibrate('no_such_tablespace', 1)$$,
+    $$SELECT vacskip.calibrate('pg_global', 1)$$,
+    $$SELECT vacskip.calibrate('pg_default', 0)$$,
+    $$SELECT vacskip.calibrate('pg_default', -1)$$,
+    $$SELECT vacskip.calibrate('pg_default', 'NaN')$$,
+    $$SELECT vacskip.calibrate('pg_default', 'Infinity')$$,
+    $$SELECT vacskip.calibrate('pg_default', 3601)$$,
+    $$SELECT vacskip.forget_calibration('no_such_tablespace')$$]) q;
+-- strict: NULL in, NULL out
+SELECT vacskip.calibrate(NULL, 1) IS NULL AS null_tablespace,
+       vacskip.calibrate('pg_default', NULL) IS NULL AS null_seconds,
+       vacskip.forget_calibration(NULL) IS NULL AS null_forget;
+
+-- superusers only: not granted to anyone, and refused even where granted
+CREATE ROLE vs_calib IN ROLE pg_stat_scan_tables;
+SET ROLE vs_calib;
+SELECT pg_temp.error_of($$SELECT vacskip.calibrate('pg_default', 1)$$);
+SELECT pg_temp.error_of($$SELECT vacskip.forget_calibration()$$);
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION vacskip.calibrate(name, float8),
+                          vacskip.forget_calibration(name) TO vs_calib;
+SET ROLE vs_calib;
+SELECT pg_temp.error_of($$SELECT vacskip.calibrate('pg_default', 1)$$);
+SELECT pg_temp.error_of($$SELECT vacskip.forget_calibration()$$);
+RESET ROLE;
+REVOKE EXECUTE ON FUNCTION vacskip.calibrate(name, float8),
+                           vacskip.forget_calibration(name) FROM vs_calib;
+DROP ROLE vs_calib;
+
+-- no calibration yet: forgetting one says so
+SELECT vacskip.forget_calibration();
+
+-- a short calibration: what it reports, and what explain_threshold() then
+-- shows for a table in that tablespace
+CREATE TABLE vs_c (id int, pad text) WITH (autovacuum_enabled = off);
+INSERT INTO vs_c SELECT g, repeat('x', 100) FROM generate_series(1, 2000) g;
+VACUUM vs_c;
+SELECT tablespace, rounds >= 1 AS measured, seconds > 0 AS took_time,
+       measured_at <= now() + interval '1 second' AS when_ok,
+       io_path LIKE CASE WHEN current_setting('server_version_num')::int >= 180000
+                         THEN '% reads, io_method %: % in flight'
+                         ELSE '% reads, one at a time' END AS path_ok,
+       run_read_us[1] > 0 AS lone_page_ok, array_length(gap_read_us, 1) AS gaps,
+       array_length(run_read_us, 1) AS runs,
+       cpu_page_us >= 0 AND cpu_tuple_us >= 0 AS cpu_ok
+FROM vacskip.calibrate(seconds => 0.5);
+SELECT calibration LIKE 'measured % with %' AS calibrated, cost_source, cost_unit,
+       array_length(skip_costs, 1) AS skips, array_length(through_costs, 1) AS throughs,
+       all_frozen_threshold BETWEEN 1 AND 32 AS threshold_ok,
+       reason LIKE CASE WHEN vacskip.hook_active()
+                        THEN 'autotuned from the storage measured by vacskip.calibrate()%'
+                        ELSE 'this server has no skip threshold hook%' END AS reason_ok
+FROM vacskip.explain_threshold('vs_c');
+-- another read concurrency is another I/O path (18): the calibration is
+-- kept but not used
+SET maintenance_io_concurrency = 1;
+SELECT CASE WHEN current_setting('server_version_num')::int >= 180000
+                 AND current_setting('io_method') <> 'sync'
+                 AND current_setting('io_workers')::int > 1
+            THEN calibration LIKE 'not used: measured % but VACUUM reads with %'
+                 AND cost_source = 'settings'
+            ELSE cost_source = 'calibration' END AS as_expected
+FROM vacskip.explain_threshold('vs_c');
+RESET maintenance_io_concurrency;
+-- forgetting it: back to the settings
+SELECT vacskip.forget_calibration();
+SELECT calibration, cost_source FROM vacskip.explain_threshold('vs_c');
+SELECT vacskip.forget_calibration();
+
+DROP TABLE vs_c;
+RESET client_min_messages;

@@ -1,0 +1,192 @@
+#include "calibration.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace vacskip {
+
+namespace {
+
+constexpr int kFormatVersion = 1;
+
+// Field by field: the value of `key` on its own line of `text`, copied into
+// `value` (at most size - 1 characters); false when absent.
+bool field(const char *text, std::size_t len, const char *key, char *value, std::size_t size)
+{
+	const std::size_t klen = std::strlen(key);
+	std::size_t pos = 0;
+	while (pos < len) {
+		const char *line = text + pos;
+		const void *nl = std::memchr(line, '\n', len - pos);
+		const std::size_t llen = nl ? static_cast<const char *>(nl) - line : len - pos;
+		if (llen > klen && std::strncmp(line, key, klen) == 0 && line[klen] == ' ') {
+			const std::size_t vlen = llen - klen - 1;
+			if (vlen >= size)
+				return false;
+			std::memcpy(value, line + klen + 1, vlen);
+			value[vlen] = '\0';
+			return true;
+		}
+		pos += llen + 1;
+	}
+	return false;
+}
+
+bool number(const char *text, std::size_t len, const char *key, double *out)
+{
+	char buf[64];
+	char *end;
+	if (!field(text, len, key, buf, sizeof(buf)))
+		return false;
+	*out = std::strtod(buf, &end);
+	return end != buf && *end == '\0' && std::isfinite(*out);
+}
+
+bool integer(const char *text, std::size_t len, const char *key, long long *out)
+{
+	char buf[64];
+	char *end;
+	if (!field(text, len, key, buf, sizeof(buf)))
+		return false;
+	*out = std::strtoll(buf, &end, 10);
+	return end != buf && *end == '\0';
+}
+
+bool int_field(const char *text, std::size_t len, const char *key, int *out)
+{
+	long long v;
+	if (!integer(text, len, key, &v) || v < -1000000000LL || v > 1000000000LL)
+		return false;
+	*out = static_cast<int>(v);
+	return true;
+}
+
+// Exactly `n` numbers separated by spaces.
+bool numbers(const char *text, double *out, int n)
+{
+	const char *p = text;
+	for (int i = 0; i < n; i++) {
+		char *end;
+		out[i] = std::strtod(p, &end);
+		if (end == p)
+			return false;
+		p = end;
+	}
+	while (*p == ' ')
+		p++;
+	return *p == '\0';
+}
+
+IoMethod io_method_of(const char *name)
+{
+	const IoMethod all[] = {IoMethod::kNone, IoMethod::kSync, IoMethod::kWorker,
+							IoMethod::kIoUring, IoMethod::kOther};
+	for (IoMethod m : all)
+		if (std::strcmp(name, io_method_name(m)) == 0)
+			return m;
+	return IoMethod::kOther;
+}
+
+}  // namespace
+
+const char *io_method_name(IoMethod m)
+{
+	switch (m) {
+	case IoMethod::kSync:
+		return "sync";
+	case IoMethod::kWorker:
+		return "worker";
+	case IoMethod::kIoUring:
+		return "io_uring";
+	case IoMethod::kOther:
+		return "other";
+	case IoMethod::kNone:
+		break;
+	}
+	return "none";
+}
+
+StorageInputs measured_path(const CalibrationRecord &r)
+{
+	StorageInputs in = default_storage(r.server_major);
+	in.direct_io = r.direct_io;
+	in.io_method = r.io_method;
+	in.io_workers = r.io_workers;
+	in.maintenance_io_concurrency = r.maintenance_io_concurrency;
+	in.io_combine_limit = r.io_combine_limit;
+	return in;
+}
+
+bool same_io_path(const CalibrationRecord &r, const StorageInputs &now)
+{
+	const StorageInputs then = measured_path(r);
+	return then.server_major == now.server_major && then.direct_io == now.direct_io &&
+		   then.io_method == now.io_method && then.io_combine_limit == now.io_combine_limit &&
+		   vacuum_read_concurrency(then) == vacuum_read_concurrency(now);
+}
+
+int format_calibration(const CalibrationRecord &r, char *out, std::size_t size)
+{
+	const Calibration &c = r.costs;
+	return std::snprintf(
+		out, size,
+		"# vacskip.calibrate() of one tablespace; vacskip.forget_calibration() removes it\n"
+		"version %d\n"
+		"tablespace %s\n"
+		"measured_at %lld\n"
+		"seconds %.17g\n"
+		"rounds %d\n"
+		"server_major %d\n"
+		"direct_io %d\n"
+		"io_method %s\n"
+		"io_workers %d\n"
+		"maintenance_io_concurrency %d\n"
+		"io_combine_limit %d\n"
+		"gap_us %.17g %.17g %.17g %.17g %.17g %.17g\n"
+		"run_us %.17g %.17g %.17g %.17g %.17g %.17g %.17g\n"
+		"cpu_page_us %.17g\n"
+		"cpu_tuple_us %.17g\n",
+		kFormatVersion, r.tablespace, static_cast<long long>(r.measured_at), r.seconds,
+		r.rounds, r.server_major, r.direct_io ? 1 : 0, io_method_name(r.io_method),
+		r.io_workers, r.maintenance_io_concurrency, r.io_combine_limit,
+		c.gap_us[0], c.gap_us[1], c.gap_us[2], c.gap_us[3], c.gap_us[4], c.gap_us[5],
+		c.run_us[0], c.run_us[1], c.run_us[2], c.run_us[3], c.run_us[4], c.run_us[5],
+		c.run_us[6],
+		c.cpu_page_us, c.cpu_tuple_us);
+}
+
+bool parse_calibration(const char *text, std::size_t len, CalibrationRecord *out)
+{
+	CalibrationRecord r;
+	long long version, at, direct;
+	char method[32], gaps[512], runs[512];
+	if (!integer(text, len, "version", &version) || version != kFormatVersion)
+		return false;
+	if (!field(text, len, "tablespace", r.tablespace, sizeof(r.tablespace)) ||
+		!integer(text, len, "measured_at", &at) ||
+		!number(text, len, "seconds", &r.seconds) ||
+		!int_field(text, len, "rounds", &r.rounds) ||
+		!int_field(text, len, "server_major", &r.server_major) ||
+		!integer(text, len, "direct_io", &direct) ||
+		!field(text, len, "io_method", method, sizeof(method)) ||
+		!int_field(text, len, "io_workers", &r.io_workers) ||
+		!int_field(text, len, "maintenance_io_concurrency", &r.maintenance_io_concurrency) ||
+		!int_field(text, len, "io_combine_limit", &r.io_combine_limit) ||
+		!field(text, len, "gap_us", gaps, sizeof(gaps)) ||
+		!field(text, len, "run_us", runs, sizeof(runs)) ||
+		!number(text, len, "cpu_page_us", &r.costs.cpu_page_us) ||
+		!number(text, len, "cpu_tuple_us", &r.costs.cpu_tuple_us))
+		return false;
+	r.measured_at = at;
+	r.direct_io = direct != 0;
+	r.io_method = io_method_of(method);
+	if (!numbers(gaps, r.costs.gap_us, kGapCount) ||
+		!numbers(runs, r.costs.run_us, kGapCount + 1) || !calibration_valid(r.costs))
+		return false;
+	*out = r;
+	return true;
+}
+
+}  // namespace vacskip

@@ -1,0 +1,49 @@
+// A calibration as vacskip keeps it: what vacskip.calibrate() measured on
+// one tablespace, and the I/O path it measured through.  Pure C++17, no
+// PostgreSQL headers, no allocation (the PostgreSQL layer parses files in
+// frames that may raise an ERROR).
+#pragma once
+#include "cpp_only.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+#include "model.hpp"
+
+namespace vacskip {
+
+struct CalibrationRecord {
+	Calibration costs;
+	// The I/O path VACUUM's reads took when it was measured.
+	int server_major = 0;
+	bool direct_io = false;
+	IoMethod io_method = IoMethod::kNone;
+	int io_workers = 0;
+	int maintenance_io_concurrency = 0;
+	int io_combine_limit = 0;
+	// When (seconds since the Unix epoch), for how long, in how many rounds.
+	std::int64_t measured_at = 0;
+	double seconds = 0;
+	int rounds = 0;
+	char tablespace[64] = {};   // its name then
+};
+
+// The record's I/O path, as StorageInputs (page costs left at defaults).
+StorageInputs measured_path(const CalibrationRecord &r);
+
+// Whether VACUUM's reads under `now` take the path the record measured:
+// same major, direct or buffered alike, same io_method, io_combine_limit
+// and read concurrency (vacuum_read_concurrency()).
+bool same_io_path(const CalibrationRecord &r, const StorageInputs &now);
+
+// The text a record is stored as ("key value" lines); returns what
+// snprintf returns.
+int format_calibration(const CalibrationRecord &r, char *out, std::size_t size);
+
+// Parses format_calibration()'s text; false if any field is missing or
+// malformed, or the figures are not a valid calibration.
+bool parse_calibration(const char *text, std::size_t len, CalibrationRecord *out);
+
+const char *io_method_name(IoMethod m);   // "sync", "worker", ...; "none"
+
+}  // namespace vacskip

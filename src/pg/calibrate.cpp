@@ -1,0 +1,629 @@
+// vacskip.calibrate(): measure what VACUUM's reads cost on the storage under
+// a tablespace, through this server's own read path, and keep the result
+// (calibration_store.cpp) for the autotuner.
+//
+// Two scratch tables are created in the tablespace, used and dropped in
+// the caller's transaction (an error or a crash leaves nothing a later
+// calibration depends on):
+//
+//   * an I/O table of kIoPages pages, written once past shared buffers and
+//     made durable; before every timed pattern its buffers are dropped and,
+//     for buffered I/O, its file is evicted from the kernel's page cache.
+//     Patterns: one page out of every L + 1 for each L of kGaps (what a
+//     page costs after a skip of L), and runs of 1 and of L + 2 consecutive
+//     pages each after a long skip (what reading a run through costs, cold
+//     readahead included), read as VACUUM reads: from 18 on a read
+//     stream with READ_STREAM_MAINTENANCE and a vacuum buffer strategy
+//     (merging up to io_combine_limit, maintenance_io_concurrency reads in
+//     flight, io_method's workers), before 18 one ReadBuffer at a time
+//     (kernel readahead).
+//   * a CPU table of frozen tuples at two densities, in shared buffers:
+//     what VACUUM's first pass does with an all-frozen page it reads
+//     (heap_page_prune_and_freeze() on 18; on 15 heap_page_prune() and the
+//     visibility and freeze checks lazy_scan_prune() makes per tuple),
+//     timed per page; the two densities separate a fixed part per page from
+//     a part per tuple.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "../core/calibration.hpp"
+#include "guard.hpp"
+#include "module.hpp"
+#include "calibration_store.hpp"
+#include "inputs.hpp"
+#include "sql.hpp"
+
+namespace {
+
+// The patterns: cycles of `run` pages read and `skip` pages skipped.  The
+// gaps: one page read every kGaps[i] + 1.  The runs: runs of 1 and of
+// kGaps[i] + 2 pages, each after a skip long enough that neither the read
+// stream's merging nor the kernel's readahead after the run reaches the
+// next run.
+constexpr int kCycles = 64;
+constexpr BlockNumber kLongSkip = 128;
+constexpr int kPatterns = vacskip::kGapCount + vacskip::kGapCount + 1;
+constexpr BlockNumber kIoPages =
+	kCycles * (vacskip::kGaps[vacskip::kGapCount - 1] + 2 + kLongSkip);
+constexpr int kMinCycles = 8;                       // per pattern, first round
+constexpr int kMaxRounds = 200;
+
+// The CPU table: kCpuPages pages of each density.
+constexpr BlockNumber kCpuPages = 32;
+constexpr int kWideBytes = 1900;    // 4 per page, below TOAST_TUPLE_THRESHOLD
+constexpr int kCpuPasses = 15;
+
+// calibrate()'s bounds on `seconds`.
+constexpr double kMaxSeconds = 3600;
+
+// One cluster-wide advisory lock: calibrations take turns, so that none
+// measures another's I/O.  ("vacs", "kip!")
+constexpr uint32 kLockKey1 = 0x76616373;
+constexpr uint32 kLockKey2 = 0x6b697021;
+
+double
+elapsed_us(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MICROSEC(now);
+}
+
+int
+compare_double(const void *a, const void *b)
+{
+	const double x = *static_cast<const double *>(a);
+	const double y = *static_cast<const double *>(b);
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+double
+median(double *xs, int n)
+{
+	qsort(xs, n, sizeof(double), compare_double);
+	return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
+}
+
+// Run SQL through SPI (CREATE / DROP of the scratch tables).
+void
+run_sql(const char *sql)
+{
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "vacskip: SPI_connect failed");
+	if (SPI_execute(sql, false, 0) < 0)
+		elog(ERROR, "vacskip: could not run \"%s\"", sql);
+	SPI_finish();
+}
+
+// Create a scratch table in tablespace `spcname` and open it.
+Relation
+create_scratch(const char *schema, const char *name, const char *columns,
+			   const char *spcname)
+{
+	char		sql[1024];
+
+	snprintf(sql, sizeof(sql),
+			 "CREATE TABLE %s.%s (%s) WITH (autovacuum_enabled = off) TABLESPACE %s",
+			 quote_identifier(schema), quote_identifier(name), columns,
+			 quote_identifier(spcname));
+	run_sql(sql);
+	CommandCounterIncrement();
+	const Oid	relid = get_relname_relid(name, get_namespace_oid(schema, false));
+
+	return table_open(relid, AccessExclusiveLock);
+}
+
+void
+drop_scratch(Relation rel)
+{
+	char		sql[1024];
+	const char *schema = get_namespace_name(RelationGetNamespace(rel));
+	const char *name = pstrdup(RelationGetRelationName(rel));
+
+	table_close(rel, NoLock);
+	snprintf(sql, sizeof(sql), "DROP TABLE %s.%s", quote_identifier(schema),
+			 quote_identifier(name));
+	run_sql(sql);
+}
+
+// ---------------------------------------------------------------- I/O
+
+// Pattern k: gaps first, then runs.
+void
+pattern_shape(int k, BlockNumber *run, BlockNumber *skip)
+{
+	if (k < vacskip::kGapCount)
+	{
+		*run = 1;
+		*skip = vacskip::kGaps[k];
+	}
+	else
+	{
+		const int	i = k - vacskip::kGapCount;
+
+		*run = i == 0 ? 1 : vacskip::kGaps[i - 1] + 2;
+		*skip = kLongSkip;
+	}
+}
+
+// kIoPages valid, empty pages whose free space holds pseudo-random bytes
+// (storage that compresses or deduplicates must not find them cheap),
+// written past shared buffers and made durable.
+void
+fill_io_table(Relation rel)
+{
+#if PG_VERSION_NUM >= 160000
+	PGIOAlignedBlock buf;
+#else
+	PGAlignedBlock buf;
+#endif
+	SMgrRelation smgr = RelationGetSmgr(rel);
+	uint64		x = 0x9E3779B97F4A7C15ull ^ (uint64) MyProcPid;
+
+	for (BlockNumber blk = 0; blk < kIoPages; blk++)
+	{
+		Page		page = (Page) buf.data;
+
+		PageInit(page, BLCKSZ, 0);
+		for (size_t off = MAXALIGN(SizeOfPageHeaderData); off + 8 <= BLCKSZ; off += 8)
+		{
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			memcpy(buf.data + off, &x, 8);
+		}
+		PageSetChecksumInplace(page, blk);
+		smgrextend(smgr, MAIN_FORKNUM, blk, buf.data, true);
+		CHECK_FOR_INTERRUPTS();
+	}
+	smgrimmedsync(smgr, MAIN_FORKNUM);
+}
+
+// Neither shared buffers nor (for buffered I/O) the kernel hold the table.
+void
+evict(Relation rel)
+{
+	ForkNumber	fork = MAIN_FORKNUM;
+	BlockNumber first = 0;
+	SMgrRelation smgr = RelationGetSmgr(rel);
+
+#if PG_VERSION_NUM >= 180000
+	DropRelationBuffers(smgr, &fork, 1, &first);
+	const RelPathStr relpath = relpathperm(rel->rd_locator, MAIN_FORKNUM);
+	const char *path = relpath.str;
+#elif PG_VERSION_NUM >= 160000
+	DropRelationBuffers(smgr, &fork, 1, &first);
+	const char *path = relpathperm(rel->rd_locator, MAIN_FORKNUM);
+#else
+	DropRelFileNodeBuffers(smgr, &fork, 1, &first);
+	const char *path = relpathperm(rel->rd_node, MAIN_FORKNUM);
+#endif
+	const int	fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+
+	if (fd < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not open file \"%s\": %m", path)));
+	(void) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	CloseTransientFile(fd);
+}
+
+// One pattern: kCycles cycles of `run` pages read and `skip` skipped,
+// read until `deadline_us` after `start` (at least kMinCycles cycles).
+struct Pattern
+{
+	BlockNumber run;
+	BlockNumber skip;
+	BlockNumber issued;			/* pages */
+	instr_time	start;
+	double		deadline_us;
+};
+
+bool
+pattern_more(Pattern *p)
+{
+	const BlockNumber cycle = p->issued / p->run;
+
+	if (cycle >= (BlockNumber) kCycles)
+		return false;
+	/* a new cycle only while there is time */
+	if (p->issued % p->run == 0 && cycle >= (BlockNumber) kMinCycles &&
+		elapsed_us(p->start) >= p->deadline_us)
+		return false;
+	return true;
+}
+
+BlockNumber
+pattern_block(const Pattern *p)
+{
+	return p->issued / p->run * (p->run + p->skip) + p->issued % p->run;
+}
+
+#if PG_VERSION_NUM >= 180000
+BlockNumber
+pattern_next(ReadStream *stream, void *private_data, void *per_buffer_data)
+{
+	Pattern    *p = static_cast<Pattern *>(private_data);
+
+	(void) stream;
+	(void) per_buffer_data;
+	if (!pattern_more(p))
+		return InvalidBlockNumber;
+	const BlockNumber blk = pattern_block(p);
+
+	p->issued++;
+	return blk;
+}
+#endif
+
+// Time one pattern: microseconds per cycle.
+double
+time_pattern(Relation rel, BufferAccessStrategy strategy, BlockNumber run,
+			 BlockNumber skip, double deadline_us)
+{
+	Pattern		p = {run, skip, 0, {}, deadline_us};
+	int			n = 0;
+
+	INSTR_TIME_SET_CURRENT(p.start);
+#if PG_VERSION_NUM >= 180000
+	ReadStream *stream = read_stream_begin_relation(READ_STREAM_MAINTENANCE, strategy, rel,
+													MAIN_FORKNUM, pattern_next, &p, 0);
+	Buffer		buf;
+
+	while ((buf = read_stream_next_buffer(stream, nullptr)) != InvalidBuffer)
+	{
+		ReleaseBuffer(buf);
+		n++;
+		CHECK_FOR_INTERRUPTS();
+	}
+	read_stream_end(stream);
+#else
+	while (pattern_more(&p))
+	{
+		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, pattern_block(&p),
+											 RBM_NORMAL, strategy);
+
+		p.issued++;
+		ReleaseBuffer(buf);
+		n++;
+		CHECK_FOR_INTERRUPTS();
+	}
+#endif
+	Assert(n > 0 && (BlockNumber) n % run == 0);
+	return elapsed_us(p.start) / (n / run);
+}
+
+// ---------------------------------------------------------------- CPU
+
+// `pages` pages of frozen tuples: `wide` ones (kWideBytes of text, 4 per
+// page) or narrow ones (one int, the most a page holds).
+void
+fill_cpu_pages(Relation rel, bool wide)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	const BlockNumber first = RelationGetNumberOfBlocks(rel);
+	char	   *pad = static_cast<char *>(palloc(kWideBytes + 1));
+	Datum		values[2];
+	bool		nulls[2] = {false, !wide};
+	const CommandId cid = GetCurrentCommandId(true);
+
+	memset(pad, 'v', kWideBytes);
+	pad[kWideBytes] = '\0';
+	values[1] = CStringGetTextDatum(pad);
+	for (int32 i = 0; RelationGetNumberOfBlocks(rel) < first + kCpuPages; i++)
+	{
+		values[0] = Int32GetDatum(i);
+		HeapTuple	tup = heap_form_tuple(desc, values, nulls);
+
+		heap_insert(rel, tup, cid, HEAP_INSERT_FROZEN, nullptr);
+		heap_freetuple(tup);
+		if (i % 1024 == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+}
+
+// What VACUUM's first pass does with one all-frozen page it reads.
+void
+vacuum_page_work(Relation rel, Buffer buf, GlobalVisState *vistest
+#if PG_VERSION_NUM >= 180000
+				 , struct VacuumCutoffs *cutoffs
+#else
+				 , TransactionId oldest_xmin, TransactionId freeze_limit,
+				 MultiXactId multi_cutoff
+#endif
+	)
+{
+	OffsetNumber off_loc = InvalidOffsetNumber;
+
+#if PG_VERSION_NUM >= 180000
+	PruneFreezeResult presult;
+	TransactionId new_frozen = cutoffs->OldestXmin;
+	MultiXactId new_minmxid = cutoffs->OldestMxact;
+
+	heap_page_prune_and_freeze(rel, buf, vistest, HEAP_PAGE_PRUNE_FREEZE, cutoffs,
+							   &presult, PRUNE_VACUUM_SCAN, &off_loc, &new_frozen,
+							   &new_minmxid);
+#else
+	int			nnewlpdead;
+	Page		page = BufferGetPage(buf);
+	TransactionId new_frozen = oldest_xmin;
+	MultiXactId new_minmxid = multi_cutoff;
+
+	(void) heap_page_prune(rel, buf, oldest_xmin, vistest, InvalidTransactionId, 0,
+						   &nnewlpdead, &off_loc);
+	const OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+
+	for (OffsetNumber off = FirstOffsetNumber; off <= maxoff; off = OffsetNumberNext(off))
+	{
+		ItemId		itemid = PageGetItemId(page, off);
+		HeapTupleData tuple;
+		xl_heap_freeze_tuple frz;
+		bool		totally_frozen;
+
+		if (!ItemIdIsNormal(itemid))
+			continue;
+		ItemPointerSet(&tuple.t_self, BufferGetBlockNumber(buf), off);
+		tuple.t_data = (HeapTupleHeader) PageGetItem(page, itemid);
+		tuple.t_len = ItemIdGetLength(itemid);
+		tuple.t_tableOid = RelationGetRelid(rel);
+		(void) HeapTupleSatisfiesVacuum(&tuple, oldest_xmin, buf);
+		(void) heap_prepare_freeze_tuple(tuple.t_data, rel->rd_rel->relfrozenxid,
+										 rel->rd_rel->relminmxid, freeze_limit,
+										 multi_cutoff, &frz, &totally_frozen,
+										 &new_frozen, &new_minmxid);
+	}
+#endif
+}
+
+// Median microseconds per page of vacuum_page_work() over `count` cached
+// pages from `first`.
+double
+time_cpu_pages(Relation rel, BlockNumber first, BlockNumber count)
+{
+	GlobalVisState *vistest = GlobalVisTestFor(rel);
+	double		per_page[kCpuPasses];
+
+#if PG_VERSION_NUM >= 180000
+	VacuumParams params;
+	struct VacuumCutoffs cutoffs;
+
+	memset(&params, 0, sizeof(params));
+	params.freeze_min_age = params.freeze_table_age = -1;
+	params.multixact_freeze_min_age = params.multixact_freeze_table_age = -1;
+	(void) vacuum_get_cutoffs(rel, &params, &cutoffs);
+#else
+	TransactionId oldest_xmin, freeze_limit;
+	MultiXactId oldest_mxact, multi_cutoff;
+
+	(void) vacuum_set_xid_limits(rel, -1, -1, -1, -1, &oldest_xmin, &oldest_mxact,
+								 &freeze_limit, &multi_cutoff);
+#endif
+	Buffer		vmbuffer = InvalidBuffer;
+
+	for (int pass = 0; pass < kCpuPasses; pass++)
+	{
+		instr_time	start;
+
+		INSTR_TIME_SET_CURRENT(start);
+		for (BlockNumber blk = first; blk < first + count; blk++)
+		{
+			Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, nullptr);
+
+			/* what lazy_scan_heap() does around pruning: the map, the FSM */
+			visibilitymap_pin(rel, blk, &vmbuffer);
+			(void) visibilitymap_get_status(rel, blk, &vmbuffer);
+			LockBufferForCleanup(buf);
+#if PG_VERSION_NUM >= 180000
+			vacuum_page_work(rel, buf, vistest, &cutoffs);
+#else
+			vacuum_page_work(rel, buf, vistest, oldest_xmin, freeze_limit, multi_cutoff);
+#endif
+			const Size	freespace = PageGetHeapFreeSpace(BufferGetPage(buf));
+
+			UnlockReleaseBuffer(buf);
+			RecordPageWithFreeSpace(rel, blk, freespace);
+		}
+		per_page[pass] = elapsed_us(start) / count;
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (BufferIsValid(vmbuffer))
+		ReleaseBuffer(vmbuffer);
+	return median(per_page, kCpuPasses);
+}
+
+// Tuples per page of the CPU table's pages [first, first + count).
+double
+tuples_per_page(Relation rel, BlockNumber first, BlockNumber count)
+{
+	double		tuples = 0;
+
+	for (BlockNumber blk = first; blk < first + count; blk++)
+	{
+		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, nullptr);
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		tuples += PageGetMaxOffsetNumber(BufferGetPage(buf));
+		UnlockReleaseBuffer(buf);
+	}
+	return tuples / count;
+}
+
+// ---------------------------------------------------------------- the function
+
+void
+check_arguments(const char *spcname, Oid *spcoid, double seconds)
+{
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to calibrate storage"),
+				 errdetail("vacskip.calibrate() reads and writes on the server's disks; "
+						   "only superusers may run it.")));
+	if (std::isnan(seconds) || seconds <= 0 || seconds > kMaxSeconds)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("seconds must be greater than 0 and at most %g, not %g",
+						kMaxSeconds, seconds)));
+	*spcoid = get_tablespace_oid(spcname, false);
+	if (*spcoid == GLOBALTABLESPACE_OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot calibrate tablespace \"%s\"", spcname),
+				 errdetail("It holds only shared catalogs, which VACUUM reads without "
+						   "vacskip's thresholds mattering.")));
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot calibrate during recovery"),
+				 errdetail("Calibration writes a scratch table.")));
+}
+
+void
+lock_calibrations()
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, InvalidOid, kLockKey1, kLockKey2, 2);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+// The I/O path VACUUM's reads take now for tables in `spcoid`.
+void
+current_path(Oid spcoid, vacskip::CalibrationRecord *rec)
+{
+	vacskip::StorageInputs now;
+
+	vacskip::pg::read_storage_of(spcoid, &now);
+	rec->server_major = now.server_major;
+	rec->direct_io = now.direct_io;
+	rec->io_method = now.io_method;
+	rec->io_workers = now.io_workers;
+	rec->maintenance_io_concurrency = now.maintenance_io_concurrency;
+	rec->io_combine_limit = now.io_combine_limit;
+}
+
+// The measurement; fills rec->costs and rec->rounds.
+void
+measure(Relation io, Relation cpu, double seconds, instr_time start,
+		vacskip::CalibrationRecord *rec)
+{
+	// CPU: narrow tuples first, then wide ones, both in shared buffers
+	fill_cpu_pages(cpu, false);
+	fill_cpu_pages(cpu, true);
+	const double narrow_tpp = tuples_per_page(cpu, 0, kCpuPages);
+	const double wide_tpp = tuples_per_page(cpu, kCpuPages, kCpuPages);
+	const double narrow_us = time_cpu_pages(cpu, 0, kCpuPages);
+	const double wide_us = time_cpu_pages(cpu, kCpuPages, kCpuPages);
+	const double per_tuple = std::max((narrow_us - wide_us) / (narrow_tpp - wide_tpp), 0.0);
+
+	rec->costs.cpu_tuple_us = per_tuple;
+	rec->costs.cpu_page_us = std::max(wide_us - per_tuple * wide_tpp, 0.0);
+
+	// I/O: rounds of every pattern, the order rotating, until time is up
+#if PG_VERSION_NUM >= 160000
+	BufferAccessStrategy strategy = GetAccessStrategyWithSize(BAS_VACUUM,
+															  VacuumBufferUsageLimit);
+#else
+	BufferAccessStrategy strategy = GetAccessStrategy(BAS_VACUUM);
+#endif
+	double	   *samples = static_cast<double *>(palloc(sizeof(double) * kPatterns * kMaxRounds));
+	const double budget_us = seconds * 1e6;
+	int			rounds = 0;
+
+	fill_io_table(io);
+	while (rounds < kMaxRounds && (rounds == 0 || elapsed_us(start) < budget_us))
+	{
+		for (int k = 0; k < kPatterns; k++)
+		{
+			const int	pat = (k + rounds) % kPatterns;
+			BlockNumber run,
+						skip;
+			// the first round always completes, a share of the time each
+			const double left = budget_us - elapsed_us(start);
+			const double deadline = rounds == 0 ? std::max(left, 0.0) / (kPatterns - k) :
+				std::max(left, 0.0);
+
+			pattern_shape(pat, &run, &skip);
+			evict(io);
+			samples[pat * kMaxRounds + rounds] = time_pattern(io, strategy, run, skip,
+															  deadline);
+		}
+		rounds++;
+	}
+	for (int i = 0; i < vacskip::kGapCount; i++)
+		rec->costs.gap_us[i] = median(&samples[i * kMaxRounds], rounds);
+	for (int i = 0; i <= vacskip::kGapCount; i++)
+		rec->costs.run_us[i] = median(&samples[(vacskip::kGapCount + i) * kMaxRounds], rounds);
+	rec->rounds = rounds;
+	FreeAccessStrategy(strategy);
+	evict(io);
+}
+
+}  // namespace
+
+extern "C" {
+PG_FUNCTION_INFO_V1(vacskip_calibrate);
+PG_FUNCTION_INFO_V1(vacskip_forget_calibration);
+
+Datum
+vacskip_calibrate(PG_FUNCTION_ARGS)
+{
+	return vacskip::pg::guarded([&] {
+		const char *spcname = NameStr(*PG_GETARG_NAME(0));
+		const double seconds = PG_GETARG_FLOAT8(1);
+		Oid			spcoid;
+		instr_time	start;
+
+		check_arguments(spcname, &spcoid, seconds);
+		TupleDesc	tupdesc = vacskip::pg::result_tupdesc(fcinfo);
+
+		lock_calibrations();
+		INSTR_TIME_SET_CURRENT(start);
+		const char *schema = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
+		char		name[NAMEDATALEN];
+
+		snprintf(name, sizeof(name), "calibration_%d_io", MyProcPid);
+		Relation	io = create_scratch(schema, name, "pad int", spcname);
+
+		snprintf(name, sizeof(name), "calibration_%d_cpu", MyProcPid);
+		Relation	cpu = create_scratch(schema, name, "id int, pad text", spcname);
+
+		vacskip::CalibrationRecord rec;
+
+		current_path(spcoid, &rec);
+		measure(io, cpu, seconds, start, &rec);
+		drop_scratch(io);
+		drop_scratch(cpu);
+		rec.seconds = elapsed_us(start) / 1e6;
+		rec.measured_at = static_cast<int64>(time(nullptr));
+		strlcpy(rec.tablespace, spcname, sizeof(rec.tablespace));
+		vacskip::pg::save_calibration(spcoid, rec);
+		return vacskip::pg::calibration_datum(tupdesc, spcoid, rec);
+	});
+}
+
+Datum
+vacskip_forget_calibration(PG_FUNCTION_ARGS)
+{
+	return vacskip::pg::guarded([&] {
+		const char *spcname = NameStr(*PG_GETARG_NAME(0));
+
+		if (!superuser())
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied to forget a calibration"),
+					 errdetail("Only superusers may change what VACUUM's autotuner reads.")));
+		const Oid	spcoid = get_tablespace_oid(spcname, false);
+
+		lock_calibrations();
+		return BoolGetDatum(vacskip::pg::forget_calibration(spcoid));
+	});
+}
+}

@@ -1,0 +1,19 @@
+// Helpers the SQL-callable functions share (functions.cpp, calibrate.cpp).
+#pragma once
+
+#include "../core/calibration.hpp"
+#include "postgres.hpp"
+
+namespace vacskip::pg {
+
+// The blessed tuple descriptor of a function returning a record.
+TupleDesc result_tupdesc(FunctionCallInfo fcinfo);
+
+// calibrate()'s result row for a calibration of tablespace `spcoid`.
+Datum calibration_datum(TupleDesc tupdesc, Oid spcoid, const vacskip::CalibrationRecord &rec);
+
+// "buffered reads, io_method worker with 3 workers, ...: 3 in flight": the
+// I/O path of `in`, for people.
+void describe_io_path(const vacskip::StorageInputs &in, char *out, size_t size);
+
+}  // namespace vacskip::pg

@@ -1,0 +1,157 @@
+# vacskip.calibrate(): its result survives a restart, autovacuum uses it,
+# two calibrations at once both land, a crash in the middle of one loses
+# nothing, and forget_calibration() takes it back.  The autovacuum part
+# needs the skip threshold hook; the rest runs on every server.
+use strict;
+use warnings FATAL => 'all';
+
+use File::Path qw(make_path);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time);
+
+my $node = PostgreSQL::Test::Cluster->new('calib');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', qq{
+shared_preload_libraries = 'vacskip'
+log_autovacuum_min_duration = 0
+autovacuum_naptime = 1s
+});
+$node->append_conf('postgresql.conf',
+	'vacuum_max_eager_freeze_failure_rate = 0')
+  if $node->pg_version >= 18;
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION vacskip');
+my $hooked =
+  $node->safe_psql('postgres', 'SELECT vacskip.hook_active()') eq 't';
+
+# a second tablespace
+my $spcdir = PostgreSQL::Test::Utils::tempdir();
+$node->safe_psql('postgres', "CREATE TABLESPACE other LOCATION '$spcdir'");
+
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE t (id int, pad text) WITH (autovacuum_enabled = off);
+INSERT INTO t SELECT g, repeat('x', 100) FROM generate_series(1, 20000) g;
+VACUUM t;
+CREATE TABLE u (id int) WITH (autovacuum_enabled = off) TABLESPACE other;
+INSERT INTO u SELECT generate_series(1, 20000);
+VACUUM u;
+});
+
+sub explain_of
+{
+	my ($rel) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT cost_source || '|' || calibration || '|' || all_frozen_threshold "
+		  . "FROM vacskip.explain_threshold('$rel')");
+}
+
+# Bounded in time: asked for 1 second, it reports (and takes) little more
+# than that plus writing its scratch table once.
+my $t0 = time();
+my $row = $node->safe_psql('postgres',
+	'SELECT seconds, rounds FROM vacskip.calibrate(seconds => 1)');
+my $wall = time() - $t0;
+my ($seconds, $rounds) = split /\|/, $row;
+cmp_ok($rounds, '>=', 1, "calibrate(1 s) measured $rounds rounds");
+cmp_ok($seconds, '>=', 1, "it measured for at least the second asked ($seconds s)");
+cmp_ok($wall, '<', 60, "and returned within a minute ($wall s)");
+
+my $before = explain_of('t');
+like($before, qr/^calibration\|measured .* with .*\|\d+$/,
+	'pg_default is calibrated and used');
+
+# survives a restart, byte for byte
+$node->restart;
+is(explain_of('t'), $before, 'the same calibration after a restart');
+
+# autovacuum uses it (the hook's answer is explain_threshold()'s)
+if ($hooked)
+{
+	$node->safe_psql(
+		'postgres', q{
+CREATE TABLE av (id int, pad text) WITH (autovacuum_enabled = off, fillfactor = 50);
+INSERT INTO av SELECT g, repeat('x', 900) FROM generate_series(1, 4000) g;
+VACUUM (FREEZE) av;
+UPDATE av SET id = -id WHERE ctid = ANY (ARRAY(
+  SELECT format('(%s,1)', p)::tid FROM generate_series(0, 999, 10) p));
+});
+	# its own threshold: VACUUM's work per page depends on the tuples on it
+	my ($threshold) = explain_of('av') =~ /^calibration\|.*\|(\d+)$/
+	  or die 'av is not calibrated';
+	my $offset = -s $node->logfile;
+	$node->safe_psql(
+		'postgres', q{
+ALTER TABLE av SET (autovacuum_enabled = on, autovacuum_vacuum_threshold = 0,
+  autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_insert_threshold = -1)});
+	$node->wait_for_log(qr/automatic vacuum of table "postgres\.public\.av"/, $offset);
+	my $log = slurp_file($node->logfile, $offset);
+	if ($threshold < 32)
+	{
+		like($log,
+			qr/skip thresholds: $threshold all-frozen, $threshold all-visible;/,
+			"autovacuum used the calibrated threshold $threshold");
+	}
+	else
+	{
+		unlike($log, qr/skip thresholds/,
+			'the calibrated threshold is stock: autovacuum reports nothing');
+	}
+}
+
+# two calibrations at once, of two tablespaces: both land
+my $a = $node->background_psql('postgres');
+my $b = $node->background_psql('postgres');
+$a->query_until(qr/started/, q{
+\echo started
+SELECT rounds >= 1 FROM vacskip.calibrate('pg_default', 1);
+});
+$b->query_until(qr/started/, q{
+\echo started
+SELECT rounds >= 1 FROM vacskip.calibrate('other', 1);
+});
+# (what each printed, then the 1 of the query that waits for it)
+is($a->query_safe('SELECT 1'), "t\n1", 'first concurrent calibration finished');
+is($b->query_safe('SELECT 1'), "t\n1", 'second concurrent calibration finished');
+$a->quit;
+$b->quit;
+my $default_now = explain_of('t');
+like($default_now, qr/^calibration\|measured/, 'pg_default calibrated');
+isnt($default_now, $before, 'by the new calibration');
+like(explain_of('u'), qr/^calibration\|measured/, 'the other tablespace too');
+
+# a crash in the middle of a calibration loses nothing: the one before it
+# stays, the scratch tables are gone
+my $c = $node->background_psql('postgres', on_error_stop => 0);
+$c->query_until(qr/started/, q{
+\echo started
+SELECT vacskip.calibrate('pg_default', 60);
+});
+$node->poll_query_until('postgres',
+	"SELECT count(*) > 0 FROM pg_stat_activity WHERE query LIKE 'SELECT vacskip.calibrate(%'"
+) or die 'calibration did not start';
+sleep(2);
+$node->stop('immediate');
+eval { $c->quit; };
+$node->start;
+is(explain_of('t'), $default_now, 'after a crash during calibration: the previous one');
+is($node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_class WHERE relname LIKE 'calibration\\_%'"),
+	'0', 'no scratch table left');
+is($node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_ls_dir('vacskip') f WHERE f LIKE '%.tmp.%'"),
+	'0', 'no temporary file left');
+
+# forget: back to the settings, and still after a restart
+is($node->safe_psql('postgres', 'SELECT vacskip.forget_calibration()'),
+	't', 'forgotten');
+like(explain_of('t'), qr/^settings\|none: /, 'the settings again');
+$node->restart;
+like(explain_of('t'), qr/^settings\|none: /, 'and after a restart');
+like(explain_of('u'), qr/^calibration\|measured/, 'the other tablespace keeps its own');
+
+$node->stop;
+done_testing();
