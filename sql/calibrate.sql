@@ -4,17 +4,8 @@
 --
 SET client_min_messages = error;
 
-CREATE FUNCTION pg_temp.error_of(query text) RETURNS text
-LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE query;
-    RETURN 'no error';
-EXCEPTION WHEN others THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
-
 -- these should all fail
-SELECT q, pg_temp.error_of(q)
+SELECT q, vs_error_of(q)
 FROM unnest(ARRAY[
     $$SELECT vacskip.calibrate('no_such_tablespace', 1)$$,
     $$SELECT vacskip.calibrate('pg_global', 1)$$,
@@ -31,18 +22,21 @@ SELECT vacskip.calibrate(NULL, 1) IS NULL AS null_tablespace,
 
 -- superusers only: not granted to anyone, and refused even where granted
 CREATE ROLE vs_calib IN ROLE pg_stat_scan_tables;
+CREATE VIEW vs_calib_calls AS
+SELECT q FROM unnest(ARRAY[$$SELECT vacskip.calibrate('pg_default', 1)$$,
+                           $$SELECT vacskip.forget_calibration()$$]) q;
+GRANT SELECT ON vs_calib_calls TO vs_calib;
 SET ROLE vs_calib;
-SELECT pg_temp.error_of($$SELECT vacskip.calibrate('pg_default', 1)$$);
-SELECT pg_temp.error_of($$SELECT vacskip.forget_calibration()$$);
+SELECT q, vs_error_of(q) FROM vs_calib_calls;
 RESET ROLE;
 GRANT EXECUTE ON FUNCTION vacskip.calibrate(name, float8),
                           vacskip.forget_calibration(name) TO vs_calib;
 SET ROLE vs_calib;
-SELECT pg_temp.error_of($$SELECT vacskip.calibrate('pg_default', 1)$$);
-SELECT pg_temp.error_of($$SELECT vacskip.forget_calibration()$$);
+SELECT q, vs_error_of(q) FROM vs_calib_calls;
 RESET ROLE;
 REVOKE EXECUTE ON FUNCTION vacskip.calibrate(name, float8),
                            vacskip.forget_calibration(name) FROM vs_calib;
+DROP VIEW vs_calib_calls;
 DROP ROLE vs_calib;
 
 -- no calibration yet: forgetting one says so
@@ -86,4 +80,5 @@ SELECT calibration, cost_source FROM vacskip.explain_threshold('vs_c');
 SELECT vacskip.forget_calibration();
 
 DROP TABLE vs_c;
+DROP FUNCTION vs_error_of(text);
 RESET client_min_messages;

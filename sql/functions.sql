@@ -6,8 +6,9 @@
 -- On a server without the hook every SET of vacskip.threshold warns.
 SET client_min_messages = error;
 
--- an error's SQLSTATE and message, as one value
-CREATE FUNCTION pg_temp.error_of(query text) RETURNS text
+-- an error's SQLSTATE and message, as one value (calibrate.sql, the last
+-- test, uses it too and drops it)
+CREATE FUNCTION public.vs_error_of(query text) RETURNS text
 LANGUAGE plpgsql AS $$
 BEGIN
     EXECUTE query;
@@ -156,14 +157,14 @@ SELECT count(*) FROM vacskip.simulate('vs_t', '{1}', NULL);
 --
 -- bad thresholds
 --
-SELECT pg_temp.error_of($$SELECT * FROM vacskip.simulate('vs_t', '{}')$$);
-SELECT pg_temp.error_of($$SELECT * FROM vacskip.simulate('vs_t', '{1,NULL}')$$);
-SELECT pg_temp.error_of($$SELECT * FROM vacskip.simulate('vs_t', '{0}')$$);
-SELECT pg_temp.error_of($$SELECT * FROM vacskip.simulate('vs_t', '{-1}')$$);
-SELECT pg_temp.error_of($$SELECT * FROM vacskip.simulate('vs_t', '{1000001}')$$);
-SELECT pg_temp.error_of($$SELECT * FROM vacskip.simulate('vs_t', '{{1,2},{3,4}}')$$);
-SELECT pg_temp.error_of($$SELECT * FROM vacskip.simulate('vs_t', '{2147483648}')$$);
-SELECT pg_temp.error_of(format($$SELECT * FROM vacskip.simulate('vs_t', %L)$$,
+SELECT vs_error_of($$SELECT * FROM vacskip.simulate('vs_t', '{}')$$);
+SELECT vs_error_of($$SELECT * FROM vacskip.simulate('vs_t', '{1,NULL}')$$);
+SELECT vs_error_of($$SELECT * FROM vacskip.simulate('vs_t', '{0}')$$);
+SELECT vs_error_of($$SELECT * FROM vacskip.simulate('vs_t', '{-1}')$$);
+SELECT vs_error_of($$SELECT * FROM vacskip.simulate('vs_t', '{1000001}')$$);
+SELECT vs_error_of($$SELECT * FROM vacskip.simulate('vs_t', '{{1,2},{3,4}}')$$);
+SELECT vs_error_of($$SELECT * FROM vacskip.simulate('vs_t', '{2147483648}')$$);
+SELECT vs_error_of(format($$SELECT * FROM vacskip.simulate('vs_t', %L)$$,
                                array_fill(4, ARRAY[1001])));
 -- 1000 is the limit
 SELECT count(*) FROM vacskip.simulate('vs_t', array_fill(4, ARRAY[1000]));
@@ -183,18 +184,18 @@ CREATE TABLE vs_dropped (id int);
 SELECT 'vs_dropped'::regclass::oid AS dropped_oid \gset
 DROP TABLE vs_dropped;
 SELECT reltoastrelid::regclass AS toast FROM pg_class WHERE oid = 'vs_t'::regclass \gset
-SELECT f, r, pg_temp.error_of(format('SELECT vacskip.%s(%L::regclass)', f, r))
+SELECT f, r, vs_error_of(format('SELECT vacskip.%s(%L::regclass)', f, r))
 FROM unnest(ARRAY['effective_threshold', 'explain_threshold', 'simulate']) f,
      unnest(ARRAY['vs_view', 'vs_t_id', 'vs_seq', 'vs_type', 'vs_parted']) r
 ORDER BY f, r;
 -- a TOAST table is vacuumed with its table (its name has its OID: masked)
-SELECT f, regexp_replace(pg_temp.error_of(format('SELECT vacskip.%s(%L::regclass)', f, :'toast')),
+SELECT f, regexp_replace(vs_error_of(format('SELECT vacskip.%s(%L::regclass)', f, :'toast')),
                          'pg_toast_\d+', 'pg_toast_N')
 FROM unnest(ARRAY['effective_threshold', 'explain_threshold', 'simulate']) f;
-SELECT f, pg_temp.error_of(format('SELECT vacskip.%s(%s::regclass)', f, :dropped_oid))
+SELECT f, vs_error_of(format('SELECT vacskip.%s(%s::regclass)', f, :dropped_oid))
            IN ('42P01: relation with OID ' || :dropped_oid || ' does not exist') AS undefined
 FROM unnest(ARRAY['effective_threshold', 'explain_threshold', 'simulate']) f;
-SELECT pg_temp.error_of('SELECT vacskip.simulate(0)');
+SELECT vs_error_of('SELECT vacskip.simulate(0)');
 -- a partition is a table
 SELECT threshold, pages_scanned FROM vacskip.simulate('vs_part1', '{1}');
 
@@ -206,11 +207,11 @@ CREATE ROLE vs_nobody;
 CREATE ROLE vs_monitor IN ROLE pg_stat_scan_tables;
 GRANT SELECT ON vs_t TO vs_nobody, vs_monitor;
 SET ROLE vs_nobody;
-SELECT f, pg_temp.error_of(format('SELECT vacskip.%s', f))
+SELECT f, vs_error_of(format('SELECT vacskip.%s', f))
 FROM unnest(ARRAY['status()', 'hook_active()', 'effective_threshold(''vs_t'')',
                   'explain_threshold(''vs_t'')', 'simulate(''vs_t'')']) f;
 SET ROLE vs_monitor;
-SELECT f, pg_temp.error_of(format('SELECT count(*) FROM vacskip.%s', f))
+SELECT f, vs_error_of(format('SELECT count(*) FROM vacskip.%s', f))
 FROM unnest(ARRAY['status()', 'hook_active()', 'effective_threshold(''vs_t'')',
                   'explain_threshold(''vs_t'')', 'simulate(''vs_t'')']) f;
 RESET ROLE;
