@@ -51,9 +51,10 @@ CREATE FUNCTION explain_threshold(
     OUT calibration text,
     OUT cost_source text,
     OUT cost_unit text,
+    OUT settings_skip_cost float8,
     OUT tuples_per_page float8,
-    OUT skip_costs float8[],
-    OUT through_costs float8[],
+    OUT map_density float8,
+    OUT costs float8[],
     OUT relfrozenxid_age bigint,
     OUT freeze_table_age bigint,
     OUT relminmxid_age bigint,
@@ -96,8 +97,8 @@ CREATE FUNCTION calibrate(
     OUT seconds float8,
     OUT rounds integer,
     OUT io_path text,
-    OUT gap_read_us float8[],
-    OUT run_read_us float8[],
+    OUT densities float8[],
+    OUT read_us float8[],
     OUT cpu_page_us float8,
     OUT cpu_tuple_us float8)
 RETURNS record

@@ -52,12 +52,12 @@ SELECT tablespace, rounds >= 1 AS measured, seconds > 0 AS took_time,
        io_path LIKE CASE WHEN current_setting('server_version_num')::int >= 180000
                          THEN '% reads, io_method %: % in flight'
                          ELSE '% reads, one at a time' END AS path_ok,
-       run_read_us[1] > 0 AS lone_page_ok, array_length(gap_read_us, 1) AS gaps,
-       array_length(run_read_us, 1) AS runs,
+       densities, array_dims(read_us) AS read_dims,
+       (SELECT bool_and(r > 0) FROM unnest(read_us) r) AS reads_ok,
        cpu_page_us >= 0 AND cpu_tuple_us >= 0 AS cpu_ok
 FROM vacskip.calibrate(seconds => 0.5);
 SELECT calibration LIKE 'measured % with %' AS calibrated, cost_source, cost_unit,
-       array_length(skip_costs, 1) AS skips, array_length(through_costs, 1) AS throughs,
+       round(map_density::numeric, 3) AS map_density, array_length(costs, 1) AS costs,
        all_frozen_threshold BETWEEN 1 AND 32 AS threshold_ok,
        reason LIKE CASE WHEN vacskip.hook_active()
                         THEN 'autotuned from the storage measured by vacskip.calibrate()%'

@@ -9,7 +9,7 @@ namespace vacskip {
 
 namespace {
 
-constexpr int kFormatVersion = 1;
+constexpr int kFormatVersion = 2;
 
 // Field by field: the value of `key` on its own line of `text`, copied into
 // `value` (at most size - 1 characters); false when absent.
@@ -130,7 +130,7 @@ bool same_io_path(const CalibrationRecord &r, const StorageInputs &now)
 int format_calibration(const CalibrationRecord &r, char *out, std::size_t size)
 {
 	const Calibration &c = r.costs;
-	return std::snprintf(
+	int n = std::snprintf(
 		out, size,
 		"# vacskip.calibrate() of one tablespace; vacskip.forget_calibration() removes it\n"
 		"version %d\n"
@@ -144,24 +144,32 @@ int format_calibration(const CalibrationRecord &r, char *out, std::size_t size)
 		"io_workers %d\n"
 		"maintenance_io_concurrency %d\n"
 		"io_combine_limit %d\n"
-		"gap_us %.17g %.17g %.17g %.17g %.17g %.17g\n"
-		"run_us %.17g %.17g %.17g %.17g %.17g %.17g %.17g\n"
 		"cpu_page_us %.17g\n"
 		"cpu_tuple_us %.17g\n",
 		kFormatVersion, r.tablespace, static_cast<long long>(r.measured_at), r.seconds,
 		r.rounds, r.server_major, r.direct_io ? 1 : 0, io_method_name(r.io_method),
-		r.io_workers, r.maintenance_io_concurrency, r.io_combine_limit,
-		c.gap_us[0], c.gap_us[1], c.gap_us[2], c.gap_us[3], c.gap_us[4], c.gap_us[5],
-		c.run_us[0], c.run_us[1], c.run_us[2], c.run_us[3], c.run_us[4], c.run_us[5],
-		c.run_us[6],
-		c.cpu_page_us, c.cpu_tuple_us);
+		r.io_workers, r.maintenance_io_concurrency, r.io_combine_limit, c.cpu_page_us,
+		c.cpu_tuple_us);
+	// one line per density: "read_us_<d> " and the thresholds' figures
+	for (int d = 0; d < kDensityCount && n > 0 && static_cast<std::size_t>(n) < size; d++) {
+		int m = std::snprintf(out + n, size - n, "read_us_%d", d);
+		for (int t = 0; t < kGapCount && m > 0; t++) {
+			if (static_cast<std::size_t>(n + m) >= size)
+				break;
+			m += std::snprintf(out + n + m, size - n - m, " %.17g", c.read_us[d][t]);
+		}
+		if (static_cast<std::size_t>(n + m) < size)
+			m += std::snprintf(out + n + m, size - n - m, "\n");
+		n += m;
+	}
+	return n;
 }
 
 bool parse_calibration(const char *text, std::size_t len, CalibrationRecord *out)
 {
 	CalibrationRecord r;
 	long long version, at, direct;
-	char method[32], gaps[512], runs[512];
+	char method[32], line[512], key[32];
 	if (!integer(text, len, "version", &version) || version != kFormatVersion)
 		return false;
 	if (!field(text, len, "tablespace", r.tablespace, sizeof(r.tablespace)) ||
@@ -174,16 +182,19 @@ bool parse_calibration(const char *text, std::size_t len, CalibrationRecord *out
 		!int_field(text, len, "io_workers", &r.io_workers) ||
 		!int_field(text, len, "maintenance_io_concurrency", &r.maintenance_io_concurrency) ||
 		!int_field(text, len, "io_combine_limit", &r.io_combine_limit) ||
-		!field(text, len, "gap_us", gaps, sizeof(gaps)) ||
-		!field(text, len, "run_us", runs, sizeof(runs)) ||
 		!number(text, len, "cpu_page_us", &r.costs.cpu_page_us) ||
 		!number(text, len, "cpu_tuple_us", &r.costs.cpu_tuple_us))
 		return false;
 	r.measured_at = at;
 	r.direct_io = direct != 0;
 	r.io_method = io_method_of(method);
-	if (!numbers(gaps, r.costs.gap_us, kGapCount) ||
-		!numbers(runs, r.costs.run_us, kGapCount + 1) || !calibration_valid(r.costs))
+	for (int d = 0; d < kDensityCount; d++) {
+		std::snprintf(key, sizeof(key), "read_us_%d", d);
+		if (!field(text, len, key, line, sizeof(line)) ||
+			!numbers(line, r.costs.read_us[d], kGapCount))
+			return false;
+	}
+	if (!calibration_valid(r.costs))
 		return false;
 	*out = r;
 	return true;

@@ -56,36 +56,76 @@ int vacuum_read_concurrency(const StorageInputs &in)
 
 bool calibration_valid(const Calibration &c)
 {
-	if (!(std::isfinite(c.run_us[0]) && c.run_us[0] > 0.0))
-		return false;
-	for (double g : c.gap_us)
-		if (!finite_nonnegative(g))
-			return false;
-	for (double r : c.run_us)
-		if (!finite_nonnegative(r))
-			return false;
+	for (const auto &row : c.read_us)
+		for (double r : row)
+			if (!(std::isfinite(r) && r > 0.0))
+				return false;
 	return finite_nonnegative(c.cpu_page_us) && finite_nonnegative(c.cpu_tuple_us);
 }
 
+namespace {
+
+// Where x falls between the points xs[0..n): the index i of the segment
+// [xs[i], xs[i + 1]] and the share w along it, in the logarithms; clamped to
+// the ends.
+void locate(const double *xs, int n, double x, int *i, double *w)
+{
+	if (!(x > xs[0])) {
+		*i = 0;
+		*w = 0.0;
+		return;
+	}
+	for (int k = 0; k + 1 < n; k++) {
+		if (x <= xs[k + 1]) {
+			*i = k;
+			*w = std::log(x / xs[k]) / std::log(xs[k + 1] / xs[k]);
+			return;
+		}
+	}
+	*i = n - 2;
+	*w = 1.0;
+}
+
+}  // namespace
+
+double measured_read_us(const Calibration &c, double density, double threshold)
+{
+	static const double gaps[kGapCount] = {1, 2, 4, 8, 16, 32};
+	int di, ti;
+	double dw, tw;
+	locate(kDensities, kDensityCount, density, &di, &dw);
+	locate(gaps, kGapCount, threshold, &ti, &tw);
+	auto at = [&](int d) {
+		return std::log(c.read_us[d][ti]) * (1 - tw) + std::log(c.read_us[d][ti + 1]) * tw;
+	};
+	return std::exp(at(di) * (1 - dw) + at(di + 1) * dw);
+}
+
 CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
-					 double tuples_per_page)
+					 double tuples_per_page, const MapCounts *map)
 {
 	CostModel m{};
 	m.concurrency = vacuum_read_concurrency(in);
-	if (calibration != nullptr && calibration_valid(*calibration)) {
-		// Measured, in microseconds.  Skipping a run of L pages: the next
-		// page is read after a skip of L, as in the gap patterns.  Reading it
-		// through: a lone page's run (the page before the run) grows by L + 1
-		// pages, as the runs measured cold after a long skip grow, and
-		// VACUUM works on L more pages.
+	const double tuples = finite_nonnegative(tuples_per_page) ? tuples_per_page : 0.0;
+	const bool measured = calibration != nullptr && calibration_valid(*calibration);
+	m.density = map != nullptr && map->rel_pages > 0 ?
+		static_cast<double>(map->needed) / static_cast<double>(map->rel_pages) : 0.0;
+	if (measured) {
+		// Measured, in microseconds: the pages VACUUM must read cost what
+		// reading such a map at that threshold cost per such page; the
+		// pages read through add VACUUM's work on them.
 		const Calibration &c = *calibration;
-		const double tuples = finite_nonnegative(tuples_per_page) ? tuples_per_page : 0.0;
 		m.source = CostSource::kCalibration;
 		m.cpu_page = c.cpu_page_us + c.cpu_tuple_us * tuples;
-		for (int i = 0; i < kGapCount; i++) {
-			m.skip_cost[i] = c.gap_us[i];
-			m.through_cost[i] = std::max(c.run_us[i + 1] - c.run_us[0], 0.0) +
-				kGaps[i] * m.cpu_page;
+		m.skip_cost = m.seq_cost = 0.0;
+		for (int t = 0; t < kGapCount; t++) {
+			if (map == nullptr) {
+				m.cost[t] = 0.0;
+				continue;
+			}
+			m.cost[t] = static_cast<double>(map->needed) *
+				measured_read_us(c, m.density, kGaps[t]) +
+				static_cast<double>(map->read_through[t]) * m.cpu_page;
 		}
 		return m;
 	}
@@ -97,67 +137,50 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 	// Whatever the run: the settings do not say what a short skip costs.
 	m.source = CostSource::kSettings;
 	m.cpu_page = 0.0;
-	double skip = std::numeric_limits<double>::infinity();
+	m.seq_cost = 1.0;
+	m.skip_cost = std::numeric_limits<double>::infinity();
 	if (in.seq_page_cost > 0.0)
-		skip = std::max(in.random_page_cost, 0.0) / in.seq_page_cost * kDocumentedUncachedFactor;
-	for (int i = 0; i < kGapCount; i++) {
-		m.skip_cost[i] = skip;
-		m.through_cost[i] = kGaps[i] + 1.0;
-	}
+		m.skip_cost = std::max(in.random_page_cost, 0.0) / in.seq_page_cost *
+			kDocumentedUncachedFactor;
+	for (int t = 0; t < kGapCount; t++)
+		m.cost[t] = map == nullptr ? 0.0 :
+			estimated_cost(m, nullptr, kGaps[t], map->needed + map->read_through[t],
+						   map->read_through[t], map->io_runs[t]);
 	return m;
-}
-
-namespace {
-
-// A curve known at kGaps, at `run`: linear between them, the first value
-// below, and beyond the last the last value plus `per_page` for each page.
-double at(const double (&ys)[kGapCount], double run, double per_page)
-{
-	if (!(run > kGaps[0]))
-		return ys[0];
-	for (int i = 1; i < kGapCount; i++) {
-		if (run <= kGaps[i]) {
-			const double lo = kGaps[i - 1], hi = kGaps[i];
-			if (std::isinf(ys[i - 1]) || std::isinf(ys[i]))
-				return std::max(ys[i - 1], ys[i]);
-			return ys[i - 1] + (ys[i] - ys[i - 1]) * (run - lo) / (hi - lo);
-		}
-	}
-	return ys[kGapCount - 1] + (run - kGaps[kGapCount - 1]) * per_page;
-}
-
-}  // namespace
-
-double skip_cost_at(const CostModel &model, double run)
-{
-	return at(model.skip_cost, run, 0.0);
-}
-
-double through_cost_at(const CostModel &model, double run)
-{
-	const double last = model.through_cost[kGapCount - 1];
-	return at(model.through_cost, run, last / (kGaps[kGapCount - 1] + 1));
 }
 
 std::uint32_t tuned_threshold(const CostModel &model)
 {
-	// From the stock threshold down: the threshold is one above the longest
-	// run that is cheaper to read through than to skip.  Costs equal within
-	// rounding count as equal (1.1 * 10 is 11.000000000000002 in binary).
-	for (std::uint32_t run = kStockThreshold; run >= 1; run--) {
-		if (through_cost_at(model, run) < skip_cost_at(model, run) * (1 - 1e-12))
-			return std::min(run + 1, kStockThreshold);
+	if (model.source == CostSource::kCalibration) {
+		// The cheapest threshold; from the stock threshold down, so that a
+		// tie keeps the larger one (the one closer to stock).
+		int best = kGapCount - 1;
+		for (int t = kGapCount - 2; t >= 0; t--)
+			if (model.cost[t] < model.cost[best] * (1 - 1e-9))
+				best = t;
+		return kGaps[best];
 	}
-	return 1;
+	// From the settings: skip runs of L from the L on which L + 1 sequential
+	// reads cost at least the read after a skip; costs equal within rounding
+	// count as equal (1.1 * 10 is 11.000000000000002 in binary).
+	for (std::uint32_t run = 1; run < kStockThreshold; run++)
+		if ((run + 1) * model.seq_cost >= model.skip_cost * (1 - 1e-12))
+			return run;
+	return kStockThreshold;
 }
 
-double estimated_cost(const CostModel &model, std::uint64_t pages_scanned,
-					  std::uint64_t io_runs)
+double estimated_cost(const CostModel &model, const Calibration *calibration,
+					  std::uint32_t threshold, std::uint64_t pages_scanned,
+					  std::uint64_t read_through, std::uint64_t io_runs)
 {
-	const double per_page = through_cost_at(model, kStockThreshold) / (kStockThreshold + 1);
+	if (model.source == CostSource::kCalibration && calibration != nullptr) {
+		const double needed = static_cast<double>(pages_scanned - read_through);
+		return needed * measured_read_us(*calibration, model.density, threshold) +
+			static_cast<double>(read_through) * model.cpu_page;
+	}
+	// a run's first page after a skip, the others in sequence
 	const double runs = static_cast<double>(std::min(io_runs, pages_scanned));
-	return runs * skip_cost_at(model, kStockThreshold) +
-		(static_cast<double>(pages_scanned) - runs) * per_page;
+	return runs * model.skip_cost + (static_cast<double>(pages_scanned) - runs) * model.seq_cost;
 }
 
 bool relfrozenxid_due(const FreezeInputs &in)
@@ -177,12 +200,12 @@ void explain(const Decision &d, const RelationInputs &in, std::uint32_t t,
 	if (m.source == CostSource::kCalibration)
 		n = std::snprintf(
 			out, size,
-			"autotuned from the storage measured by vacskip.calibrate(): after a skip of "
-			"1 / 32 pages the next page costs %.3g / %.3g us; reading those pages through "
-			"instead costs %.3g / %.3g us (%.3g us per page of it VACUUM's work on %.3g "
-			"tuples); so runs of %u or more pages are skipped",
-			m.skip_cost[0], m.skip_cost[kGapCount - 1], m.through_cost[0],
-			m.through_cost[kGapCount - 1], m.cpu_page, in.tuples_per_page, t);
+			"autotuned from the storage measured by vacskip.calibrate(): with %.3g%% of "
+			"its pages to read, reading this table at thresholds 1, 2, 4, 8, 16, 32 "
+			"would cost %.3g, %.3g, %.3g, %.3g, %.3g, %.3g ms (VACUUM's work on the pages "
+			"read through included), so runs of %u or more pages are skipped",
+			m.density * 100, m.cost[0] / 1000, m.cost[1] / 1000, m.cost[2] / 1000,
+			m.cost[3] / 1000, m.cost[4] / 1000, m.cost[5] / 1000, t);
 	else if (!(in.storage.seq_page_cost > 0.0))
 		n = std::snprintf(out, size,
 						  "autotuned: seq_page_cost %.3g is not positive (reading is "
@@ -196,7 +219,7 @@ void explain(const Decision &d, const RelationInputs &in, std::uint32_t t,
 			"as documented (90%% of random reads cached), makes an uncached "
 			"non-sequential read cost %.3g sequential ones, so runs of %u or more pages "
 			"are skipped (vacskip.calibrate() measures the storage instead)",
-			in.storage.random_page_cost / in.storage.seq_page_cost, m.skip_cost[0], t);
+			in.storage.random_page_cost / in.storage.seq_page_cost, m.skip_cost, t);
 	if (d.read_through && n > 0 && static_cast<std::size_t>(n) < size)
 		std::snprintf(out + n, size - n,
 					  "; runs with all-visible pages are read so that relfrozenxid can "
@@ -209,7 +232,7 @@ void explain(const Decision &d, const RelationInputs &in, std::uint32_t t,
 Decision decide(int setting, const RelationInputs &in)
 {
 	Decision d{};
-	d.model = cost_model(in.storage, in.calibration, in.tuples_per_page);
+	d.model = cost_model(in.storage, in.calibration, in.tuples_per_page, in.map);
 	if (setting != kThresholdAutotune) {
 		d.thresholds = choose_thresholds(setting);
 		d.autotuned = false;

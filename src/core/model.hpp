@@ -37,23 +37,24 @@ StorageInputs default_storage(int major);
 // at a time.
 int vacuum_read_concurrency(const StorageInputs &in);
 
-// The run lengths L (pages VACUUM skips or reads between two pages it
-// must read) at which the costs are known; between them they are
-// interpolated.  32 is stock's threshold: runs that long are skipped
-// whatever the storage, so longer ones need no figures.
+// The thresholds the model prices, and the ones calibrate() times: stock's
+// 32 and the powers of two below it.
 constexpr int kGapCount = 6;
 constexpr std::uint32_t kGaps[kGapCount] = {1, 2, 4, 8, 16, 32};
 
+// The densities of pages VACUUM must read (not all-visible) at which
+// calibrate() times reads.
+constexpr int kDensityCount = 4;
+constexpr double kDensities[kDensityCount] = {0.01, 0.04, 0.15, 0.40};
+
 // What vacskip.calibrate() measured on one tablespace's storage through the
-// server's own read path, in microseconds, cold.
+// server's own read path, cold, in microseconds.
 struct Calibration {
-	// Per page read, reading one page out of every kGaps[i] + 1: the cost
-	// of a page VACUUM reads after skipping kGaps[i] pages.
-	double gap_us[kGapCount] = {};
-	// Per run, reading runs of consecutive pages that each follow a long
-	// skip: runs of 1 page (run_us[0]) and of kGaps[i] + 2 pages
-	// (run_us[i + 1]: a page, kGaps[i] pages read through, the next page).
-	double run_us[kGapCount + 1] = {};
+	// Per page VACUUM must read, reading what a VACUUM with threshold
+	// kGaps[t] reads on a pseudo-random map in which a fraction
+	// kDensities[d] of the pages must be read: those pages, and the runs
+	// shorter than the threshold between them.
+	double read_us[kDensityCount][kGapCount] = {};
 	// VACUUM's work on a page it reads although the map let it skip it (an
 	// all-frozen page: pruning and freezing find nothing to do), measured on
 	// cached pages: a fixed part per page and a part per tuple.
@@ -61,9 +62,19 @@ struct Calibration {
 	double cpu_tuple_us = 0;
 };
 
-// Whether a calibration holds usable figures (finite, not negative, a
-// positive cost for a lone page).
+// Whether a calibration holds usable figures (finite, positive reads, work
+// not negative).
 bool calibration_valid(const Calibration &c);
+
+// What a VACUUM of one relation would read at each threshold kGaps[t], from
+// a walk of its visibility map (vacskip::VmWalker): the pages it must read
+// whatever the threshold, and those it reads through as well.
+struct MapCounts {
+	std::uint64_t rel_pages = 0;
+	std::uint64_t needed = 0;
+	std::uint64_t read_through[kGapCount] = {};
+	std::uint64_t io_runs[kGapCount] = {};
+};
 
 // Where the costs came from.
 enum class CostSource {
@@ -71,18 +82,20 @@ enum class CostSource {
 	kCalibration,    // vacskip.calibrate() on this tablespace
 };
 
-// What the next page VACUUM must read costs, given a run of kGaps[i]
-// skippable pages before it, either way, in `unit`s: seq_page_cost for
-// kSettings, microseconds for kCalibration.
+// The model for one VACUUM, in `unit`s: seq_page_cost for kSettings,
+// microseconds for kCalibration.
 struct CostModel {
 	CostSource source;
-	// Skipping the run: that page is read after a skip.
-	double skip_cost[kGapCount];
-	// Reading the run through: the run's pages and that page continue the
-	// read before them, and VACUUM works on the run's pages.
-	double through_cost[kGapCount];
-	// Of through_cost, per page of the run: VACUUM's work (0 where no
-	// measurement gives it).
+	// The settings' prices, whatever the run (kSettings): the page after a
+	// skipped run, and each page read in sequence.
+	double skip_cost;
+	double seq_cost;
+	// The relation's map: its share of pages VACUUM must read, and what
+	// reading at each threshold kGaps[t] would cost, VACUUM's work on the
+	// pages read through included.
+	double density;
+	double cost[kGapCount];
+	// VACUUM's work per page read through (0 where no measurement gives it).
 	double cpu_page;
 	// vacuum_read_concurrency(): reported, and part of what a calibration
 	// measured.
@@ -98,29 +111,31 @@ struct CostModel {
 constexpr double kDocumentedUncachedFactor = 40.0 / 4.0;
 
 // `calibration` may be null (no valid calibration of this tablespace for
-// the I/O path VACUUM uses now); `tuples_per_page` is the relation's
-// density (reltuples / relpages), 0 when unknown.
+// the I/O path VACUUM uses now); `tuples_per_page` is the relation's density
+// (reltuples / relpages), 0 when unknown; `map` its visibility map's counts,
+// null when not walked.
 CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
-					 double tuples_per_page);
+					 double tuples_per_page, const MapCounts *map);
 
-// skip_cost and through_cost at a run of `run` pages (linear between the
-// known lengths; beyond 32 the 32-page skip and the 32-page through cost
-// per page).
-double skip_cost_at(const CostModel &model, double run);
-double through_cost_at(const CostModel &model, double run);
+// Measured read cost per page that must be read, at a map density and a
+// threshold: linear in the logarithms of both between the measured ones,
+// the nearest measured one beyond.
+double measured_read_us(const Calibration &c, double density, double threshold);
 
-// The all-frozen threshold the model chooses: the shortest run length L
-// from which on skipping never costs more than reading through, i.e.
-// skip_cost_at(L') <= through_cost_at(L') for every L' >= L; clamped to
-// 1..kStockThreshold so that vacskip never reads more than stock.
+// The all-frozen threshold the model chooses, in 1..kStockThreshold so that
+// vacskip never reads more than stock.  From the settings: the shortest run
+// L for which reading it through (L + 1 pages in sequence) costs at least
+// as much as the page after it costs after a skip.  From a calibration: the
+// threshold of kGaps whose cost on the relation's map is least (the larger
+// one where two cost the same).
 std::uint32_t tuned_threshold(const CostModel &model);
 
-// The model's cost of a VACUUM that reads `pages_scanned` pages in
-// `io_runs` runs of consecutive pages, in the model's unit: a page after a
-// 32-page skip for every run, the rest at the 32-page through cost per
-// page.
-double estimated_cost(const CostModel &model, std::uint64_t pages_scanned,
-					  std::uint64_t io_runs);
+// The model's cost of a VACUUM that reads `pages_scanned` pages, of which
+// `read_through` only because their run was short, in `io_runs` runs of
+// consecutive pages, at `threshold`; in the model's unit.
+double estimated_cost(const CostModel &model, const Calibration *calibration,
+					  std::uint32_t threshold, std::uint64_t pages_scanned,
+					  std::uint64_t read_through, std::uint64_t io_runs);
 
 // How far the relation is from the next aggressive VACUUM.
 struct FreezeInputs {
@@ -146,6 +161,7 @@ struct RelationInputs {
 	StorageInputs storage;
 	const Calibration *calibration = nullptr;   // valid and current, or null
 	double tuples_per_page = 0;
+	const MapCounts *map = nullptr;             // walked where a calibration is used
 	FreezeInputs freeze;
 };
 

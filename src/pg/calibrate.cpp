@@ -9,14 +9,15 @@
 //   * an I/O table of kIoPages pages, written once past shared buffers and
 //     made durable; before every timed pattern its buffers are dropped and,
 //     for buffered I/O, its file is evicted from the kernel's page cache.
-//     Patterns: one page out of every L + 1 for each L of kGaps (what a
-//     page costs after a skip of L), and runs of 1 and of L + 2 consecutive
-//     pages each after a long skip (what reading a run through costs, cold
-//     readahead included), read as VACUUM reads: from 18 on a read
-//     stream with READ_STREAM_MAINTENANCE and a vacuum buffer strategy
-//     (merging up to io_combine_limit, maintenance_io_concurrency reads in
-//     flight, io_method's workers), before 18 one ReadBuffer at a time
-//     (kernel readahead).
+//     Patterns: for each density of kDensities, a pseudo-random map in
+//     which that share of the pages must be read, and for each threshold
+//     of kGaps, the pages a VACUUM with that threshold reads on that map
+//     (those pages, and every run between two of them shorter than the
+//     threshold), read as VACUUM reads: from 18 on a read stream with
+//     READ_STREAM_MAINTENANCE and a vacuum buffer strategy (merging up to
+//     io_combine_limit, maintenance_io_concurrency reads in flight,
+//     io_method's workers), before 18 one ReadBuffer at a time (kernel
+//     readahead), timed per page that must be read.
 //   * a CPU table of frozen tuples at two densities, in shared buffers:
 //     what VACUUM's first pass does with an all-frozen page it reads
 //     (heap_page_prune_and_freeze() on 18; on 15 heap_page_prune() and the
@@ -39,18 +40,14 @@
 
 namespace {
 
-// The patterns: cycles of `run` pages read and `skip` pages skipped.  The
-// gaps: one page read every kGaps[i] + 1.  The runs: runs of 1 and of
-// kGaps[i] + 2 pages, each after a skip long enough that neither the read
-// stream's merging nor the kernel's readahead after the run reaches the
-// next run.
-constexpr int kCycles = 64;
-constexpr BlockNumber kLongSkip = 128;
-constexpr int kPatterns = vacskip::kGapCount + vacskip::kGapCount + 1;
-constexpr BlockNumber kIoPages =
-	kCycles * (vacskip::kGaps[vacskip::kGapCount - 1] + 2 + kLongSkip);
-constexpr int kMinCycles = 8;                       // per pattern, first round
+// The I/O table, and the patterns read from it: kDensities x kGaps.
+constexpr BlockNumber kIoPages = 16384;
+constexpr int kPatterns = vacskip::kDensityCount * vacskip::kGapCount;
+constexpr int kMinNeeded = 16;                      // per pattern, first round
+constexpr int kMaxNeeded = 256;                     // per pattern: a prefix of the map
 constexpr int kMaxRounds = 200;
+// A pattern's block list: the high bit marks a page that must be read.
+constexpr uint32 kNeededBit = 0x80000000u;
 
 // The CPU table: kCpuPages pages of each density.
 constexpr BlockNumber kCpuPages = 32;
@@ -135,22 +132,47 @@ drop_scratch(Relation rel)
 
 // ---------------------------------------------------------------- I/O
 
-// Pattern k: gaps first, then runs.
-void
-pattern_shape(int k, BlockNumber *run, BlockNumber *skip)
+// Whether block `blk` must be read on the map of density `d`: a hash of
+// both against the density (the same maps in every calibration).
+bool
+needed_on_map(int d, BlockNumber blk)
 {
-	if (k < vacskip::kGapCount)
-	{
-		*run = 1;
-		*skip = vacskip::kGaps[k];
-	}
-	else
-	{
-		const int	i = k - vacskip::kGapCount;
+	uint64		x = (static_cast<uint64>(d) << 32 | blk) + 0x9E3779B97F4A7C15ull;
 
-		*run = i == 0 ? 1 : vacskip::kGaps[i - 1] + 2;
-		*skip = kLongSkip;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+	x ^= x >> 31;
+	return static_cast<double>(x >> 11) * (1.0 / 9007199254740992.0) < vacskip::kDensities[d];
+}
+
+// Pattern k = d * kGapCount + t: the blocks a VACUUM with threshold
+// kGaps[t] reads on map d, in order, those that must be read marked; up to
+// the kMaxNeeded-th page that must be read.
+uint32 *
+pattern_blocks(int k, int *count)
+{
+	const int	d = k / vacskip::kGapCount;
+	const BlockNumber threshold = vacskip::kGaps[k % vacskip::kGapCount];
+	uint32	   *blocks = static_cast<uint32 *>(palloc(sizeof(uint32) * kIoPages));
+	BlockNumber prev = InvalidBlockNumber;
+	int			n = 0;
+	int			needed = 0;
+
+	for (BlockNumber blk = 0; blk < kIoPages; blk++)
+	{
+		if (!needed_on_map(d, blk))
+			continue;
+		/* the run since the previous page to read: read through if short */
+		if (prev != InvalidBlockNumber && blk - prev - 1 < threshold)
+			for (BlockNumber b = prev + 1; b < blk; b++)
+				blocks[n++] = b;
+		blocks[n++] = blk | kNeededBit;
+		prev = blk;
+		if (++needed == kMaxNeeded)
+			break;
 	}
+	*count = n;
+	return blocks;
 }
 
 // kIoPages valid, empty pages whose free space holds pseudo-random bytes
@@ -186,7 +208,8 @@ fill_io_table(Relation rel)
 	smgrimmedsync(smgr, MAIN_FORKNUM);
 }
 
-// Neither shared buffers nor (for buffered I/O) the kernel hold the table.
+// Neither shared buffers nor (for buffered I/O) the kernel hold the table,
+// and this backend's next read of it opens its file again.
 void
 evict(Relation rel)
 {
@@ -213,37 +236,38 @@ evict(Relation rel)
 				 errmsg("could not open file \"%s\": %m", path)));
 	(void) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	CloseTransientFile(fd);
+	/* and read through new descriptors: the kernel's readahead starts anew */
+	smgrrelease(smgr);
 }
 
-// One pattern: kCycles cycles of `run` pages read and `skip` skipped,
-// read until `deadline_us` after `start` (at least kMinCycles cycles).
+// One pattern being read: its blocks, how many were handed out and how
+// many of those must be read; it stops handing out at `deadline_us` after
+// `start` (at least kMinNeeded pages that must be read, first).
 struct Pattern
 {
-	BlockNumber run;
-	BlockNumber skip;
-	BlockNumber issued;			/* pages */
+	const uint32 *blocks;
+	int			count;
+	int			issued;
+	int			needed;
 	instr_time	start;
 	double		deadline_us;
 };
 
 bool
-pattern_more(Pattern *p)
+pattern_more(const Pattern *p)
 {
-	const BlockNumber cycle = p->issued / p->run;
-
-	if (cycle >= (BlockNumber) kCycles)
+	if (p->issued >= p->count)
 		return false;
-	/* a new cycle only while there is time */
-	if (p->issued % p->run == 0 && cycle >= (BlockNumber) kMinCycles &&
-		elapsed_us(p->start) >= p->deadline_us)
-		return false;
-	return true;
+	return p->needed < kMinNeeded || elapsed_us(p->start) < p->deadline_us;
 }
 
 BlockNumber
-pattern_block(const Pattern *p)
+pattern_take(Pattern *p)
 {
-	return p->issued / p->run * (p->run + p->skip) + p->issued % p->run;
+	const uint32 b = p->blocks[p->issued++];
+
+	p->needed += (b & kNeededBit) != 0;
+	return b & ~kNeededBit;
 }
 
 #if PG_VERSION_NUM >= 180000
@@ -254,22 +278,16 @@ pattern_next(ReadStream *stream, void *private_data, void *per_buffer_data)
 
 	(void) stream;
 	(void) per_buffer_data;
-	if (!pattern_more(p))
-		return InvalidBlockNumber;
-	const BlockNumber blk = pattern_block(p);
-
-	p->issued++;
-	return blk;
+	return pattern_more(p) ? pattern_take(p) : InvalidBlockNumber;
 }
 #endif
 
-// Time one pattern: microseconds per cycle.
+// Time one pattern: microseconds per page that must be read.
 double
-time_pattern(Relation rel, BufferAccessStrategy strategy, BlockNumber run,
-			 BlockNumber skip, double deadline_us)
+time_pattern(Relation rel, BufferAccessStrategy strategy, const uint32 *blocks, int count,
+			 double deadline_us)
 {
-	Pattern		p = {run, skip, 0, {}, deadline_us};
-	int			n = 0;
+	Pattern		p = {blocks, count, 0, 0, {}, deadline_us};
 
 	INSTR_TIME_SET_CURRENT(p.start);
 #if PG_VERSION_NUM >= 180000
@@ -280,24 +298,21 @@ time_pattern(Relation rel, BufferAccessStrategy strategy, BlockNumber run,
 	while ((buf = read_stream_next_buffer(stream, nullptr)) != InvalidBuffer)
 	{
 		ReleaseBuffer(buf);
-		n++;
 		CHECK_FOR_INTERRUPTS();
 	}
 	read_stream_end(stream);
 #else
 	while (pattern_more(&p))
 	{
-		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, pattern_block(&p),
+		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, pattern_take(&p),
 											 RBM_NORMAL, strategy);
 
-		p.issued++;
 		ReleaseBuffer(buf);
-		n++;
 		CHECK_FOR_INTERRUPTS();
 	}
 #endif
-	Assert(n > 0 && (BlockNumber) n % run == 0);
-	return elapsed_us(p.start) / (n / run);
+	Assert(p.needed > 0);
+	return elapsed_us(p.start) / p.needed;
 }
 
 // ---------------------------------------------------------------- CPU
@@ -534,33 +549,41 @@ measure(Relation io, Relation cpu, double seconds, instr_time start,
 	BufferAccessStrategy strategy = GetAccessStrategy(BAS_VACUUM);
 #endif
 	double	   *samples = static_cast<double *>(palloc(sizeof(double) * kPatterns * kMaxRounds));
+	uint32	   *blocks[kPatterns];
+	int			counts[kPatterns];
 	const double budget_us = seconds * 1e6;
 	int			rounds = 0;
 
+	for (int k = 0; k < kPatterns; k++)
+		blocks[k] = pattern_blocks(k, &counts[k]);
 	fill_io_table(io);
-	while (rounds < kMaxRounds && (rounds == 0 || elapsed_us(start) < budget_us))
+	// The first round always completes, a share of the time for each
+	// pattern; later rounds whole patterns while time is left, and count
+	// only if complete.
+	for (bool more = true; more && rounds < kMaxRounds; )
 	{
-		for (int k = 0; k < kPatterns; k++)
+		for (int j = 0; j < kPatterns; j++)
 		{
-			const int	pat = (k + rounds) % kPatterns;
-			BlockNumber run,
-						skip;
-			// the first round always completes, a share of the time each
+			const int	k = (j + rounds) % kPatterns;
 			const double left = budget_us - elapsed_us(start);
-			const double deadline = rounds == 0 ? std::max(left, 0.0) / (kPatterns - k) :
-				std::max(left, 0.0);
 
-			pattern_shape(pat, &run, &skip);
+			if (rounds > 0 && left <= 0)
+			{
+				more = false;
+				break;
+			}
 			evict(io);
-			samples[pat * kMaxRounds + rounds] = time_pattern(io, strategy, run, skip,
-															  deadline);
+			samples[k * kMaxRounds + rounds] =
+				time_pattern(io, strategy, blocks[k], counts[k],
+							 rounds == 0 ? std::max(left, 0.0) / (kPatterns - j) : 1e300);
 		}
-		rounds++;
+		if (more)
+			rounds++;
+		more = more && elapsed_us(start) < budget_us;
 	}
-	for (int i = 0; i < vacskip::kGapCount; i++)
-		rec->costs.gap_us[i] = median(&samples[i * kMaxRounds], rounds);
-	for (int i = 0; i <= vacskip::kGapCount; i++)
-		rec->costs.run_us[i] = median(&samples[(vacskip::kGapCount + i) * kMaxRounds], rounds);
+	for (int k = 0; k < kPatterns; k++)
+		rec->costs.read_us[k / vacskip::kGapCount][k % vacskip::kGapCount] =
+			median(&samples[k * kMaxRounds], rounds);
 	rec->rounds = rounds;
 	FreeAccessStrategy(strategy);
 	evict(io);

@@ -13,10 +13,6 @@
 
 namespace {
 
-// Bytes of visibility map per map page (visibilitymap.c's MAPSIZE; part of
-// the on-disk format).
-constexpr Size kMapBytesPerPage = BLCKSZ - MAXALIGN(SizeOfPageHeaderData);
-
 // At most this many thresholds per simulate() call.
 constexpr int kMaxThresholds = 1000;
 
@@ -66,9 +62,9 @@ open_heap_relation(Oid relid)
 // The thresholds the next VACUUM of rel uses: vacskip's choice on a server
 // with the hook, stock's 32 on one without.
 vacskip::Decision
-next_vacuum_decision(Relation rel)
+next_vacuum_decision(const vacskip::pg::Inputs &in)
 {
-	vacskip::Decision d = vacskip::pg::decide_for(rel, nullptr);
+	vacskip::Decision d = vacskip::decide(vacskip::pg::threshold_setting(), in.inputs);
 
 	if (!vacskip::pg::hook_active())
 	{
@@ -134,6 +130,21 @@ describe_calibration(const vacskip::pg::Inputs &in, char *out, size_t size)
 			 "vacskip.calibrate() again", at, then, now);
 }
 
+// A two-dimensional float8[] of rows x cols values, row by row.
+Datum
+float8_matrix(const double *xs, int rows, int cols)
+{
+	Datum	   *elems = static_cast<Datum *>(palloc(sizeof(Datum) * rows * cols));
+	int			dims[2] = {rows, cols};
+	int			lbs[2] = {1, 1};
+
+	for (int i = 0; i < rows * cols; i++)
+		elems[i] = Float8GetDatum(xs[i]);
+	return PointerGetDatum(construct_md_array(elems, nullptr, 2, dims, lbs, FLOAT8OID,
+											  sizeof(float8), FLOAT8PASSBYVAL,
+											  TYPALIGN_DOUBLE));
+}
+
 Datum
 float8_array(const double *xs, int n)
 {
@@ -189,33 +200,6 @@ thresholds_arg(ArrayType *arr, int *count)
 	return out;
 }
 
-// Walk rel's visibility map once for all thresholds in results[0..n).
-void
-walk_visibility_map(Relation rel, BlockNumber rel_pages, bool aggressive,
-					vacskip::SimResult *results, int n)
-{
-	vacskip::VmWalker walker(rel_pages, aggressive, results, n);
-	SMgrRelation smgr = RelationGetSmgr(rel);
-	const BlockNumber map_pages = smgrexists(smgr, VISIBILITYMAP_FORKNUM) ?
-		smgrnblocks(smgr, VISIBILITYMAP_FORKNUM) : 0;
-	uint8	   *copy = static_cast<uint8 *>(palloc(kMapBytesPerPage));
-
-	for (BlockNumber mapblk = 0;
-		 mapblk < map_pages && walker.blocks_seen() < rel_pages; mapblk++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		Buffer		buf = ReadBufferExtended(rel, VISIBILITYMAP_FORKNUM, mapblk,
-											 RBM_ZERO_ON_ERROR, nullptr);
-
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		memcpy(copy, PageGetContents(BufferGetPage(buf)), kMapBytesPerPage);
-		UnlockReleaseBuffer(buf);
-		walker.feed(copy, kMapBytesPerPage);
-	}
-	walker.finish();
-	pfree(copy);
-}
-
 }  // namespace
 
 namespace vacskip::pg {
@@ -267,8 +251,9 @@ calibration_datum(TupleDesc tupdesc, Oid spcoid, const vacskip::CalibrationRecor
 	v[i++] = Float8GetDatum(rec.seconds);
 	v[i++] = Int32GetDatum(rec.rounds);
 	v[i++] = CStringGetTextDatum(path);
-	v[i++] = float8_array(rec.costs.gap_us, vacskip::kGapCount);
-	v[i++] = float8_array(rec.costs.run_us, vacskip::kGapCount + 1);
+	v[i++] = float8_array(vacskip::kDensities, vacskip::kDensityCount);
+	v[i++] = float8_matrix(&rec.costs.read_us[0][0], vacskip::kDensityCount,
+						   vacskip::kGapCount);
 	v[i++] = Float8GetDatum(rec.costs.cpu_page_us);
 	v[i++] = Float8GetDatum(rec.costs.cpu_tuple_us);
 	Assert(i == ncols);
@@ -315,7 +300,10 @@ vacskip_effective_threshold(PG_FUNCTION_ARGS)
 {
 	return vacskip::pg::guarded([&] {
 		Relation	rel = open_heap_relation(PG_GETARG_OID(0));
-		const vacskip::Decision d = next_vacuum_decision(rel);
+		vacskip::pg::Inputs in;
+
+		vacskip::pg::read_inputs(rel, nullptr, -1, &in);
+		const vacskip::Decision d = next_vacuum_decision(in);
 
 		relation_close(rel, AccessShareLock);
 		return Int32GetDatum(static_cast<int32>(d.thresholds.all_frozen));
@@ -331,8 +319,8 @@ vacskip_explain_threshold(PG_FUNCTION_ARGS)
 		Relation	rel = open_heap_relation(relid);
 		vacskip::pg::Inputs in;
 
-		vacskip::pg::read_inputs(rel, nullptr, &in);
-		const vacskip::Decision d = next_vacuum_decision(rel);
+		vacskip::pg::read_inputs(rel, nullptr, -1, &in, true);
+		const vacskip::Decision d = next_vacuum_decision(in);
 		const int	setting = vacskip::pg::threshold_setting();
 		const vacskip::StorageInputs &storage = in.inputs.storage;
 		const vacskip::pg::StorageSources &src = in.sources;
@@ -342,7 +330,7 @@ vacskip_explain_threshold(PG_FUNCTION_ARGS)
 		relation_close(rel, AccessShareLock);
 		describe_calibration(in, calibration, sizeof(calibration));
 
-		constexpr int ncols = 30;
+		constexpr int ncols = 31;
 		Datum		v[ncols];
 		bool		nulls[ncols];
 		int			i = 0;
@@ -381,9 +369,10 @@ vacskip_explain_threshold(PG_FUNCTION_ARGS)
 		v[i++] = CStringGetTextDatum(cost_source_name(d.model.source));
 		v[i++] = CStringGetTextDatum(d.model.source == vacskip::CostSource::kCalibration ?
 									 "us" : "seq_page_cost");
+		v[i++] = Float8GetDatum(vacskip::cost_model(storage, nullptr, 0, nullptr).skip_cost);
 		v[i++] = Float8GetDatum(in.inputs.tuples_per_page);
-		v[i++] = float8_array(d.model.skip_cost, vacskip::kGapCount);
-		v[i++] = float8_array(d.model.through_cost, vacskip::kGapCount);
+		v[i++] = Float8GetDatum(d.model.density);
+		v[i++] = float8_array(d.model.cost, vacskip::kGapCount);
 		v[i++] = Int64GetDatum(freeze.relfrozenxid_age);
 		v[i++] = Int64GetDatum(freeze.freeze_table_age);
 		v[i++] = Int64GetDatum(freeze.relminmxid_age);
@@ -412,10 +401,11 @@ vacskip_simulate(PG_FUNCTION_ARGS)
 		Relation	rel = open_heap_relation(relid);
 		vacskip::pg::Inputs in;
 
-		vacskip::pg::read_inputs(rel, nullptr, &in);
+		vacskip::pg::read_inputs(rel, nullptr, aggressive ? 1 : 0, &in);
 		const vacskip::CostModel model = vacskip::cost_model(in.inputs.storage,
 															 in.inputs.calibration,
-															 in.inputs.tuples_per_page);
+															 in.inputs.tuples_per_page,
+															 in.inputs.map);
 		const BlockNumber rel_pages = RelationGetNumberOfBlocks(rel);
 		auto	   *results = static_cast<vacskip::SimResult *>(
 			palloc(sizeof(vacskip::SimResult) * n));
@@ -425,7 +415,7 @@ vacskip_simulate(PG_FUNCTION_ARGS)
 			new (&results[i]) vacskip::SimResult();
 			results[i].threshold = static_cast<uint32>(thresholds[i]);
 		}
-		walk_visibility_map(rel, rel_pages, aggressive, results, n);
+		vacskip::pg::walk_visibility_map(rel, rel_pages, aggressive, results, n);
 		relation_close(rel, AccessShareLock);
 
 		for (int i = 0; i < n; i++)
@@ -440,7 +430,9 @@ vacskip_simulate(PG_FUNCTION_ARGS)
 			v[3] = Int64GetDatum(static_cast<int64>(r.pages_read_through));
 			v[4] = Int64GetDatum(static_cast<int64>(r.io_runs));
 			v[5] = BoolGetDatum(aggressive || !r.skipped_all_visible);
-			v[6] = Float8GetDatum(vacskip::estimated_cost(model, r.pages_scanned, r.io_runs));
+			v[6] = Float8GetDatum(vacskip::estimated_cost(model, in.inputs.calibration,
+														  r.threshold, r.pages_scanned,
+														  r.pages_read_through, r.io_runs));
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
 		}
 		return (Datum) 0;

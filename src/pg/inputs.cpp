@@ -123,8 +123,63 @@ read_freeze(Relation rel, const struct VacuumParams *params, vacskip::FreezeInpu
 
 }  // namespace
 
+// Bytes of visibility map per map page (visibilitymap.c's MAPSIZE; part of
+// the on-disk format).
+constexpr Size kMapBytesPerPage = BLCKSZ - MAXALIGN(SizeOfPageHeaderData);
+
 void
-read_inputs(Relation rel, const struct VacuumParams *params, Inputs *out)
+walk_visibility_map(Relation rel, BlockNumber rel_pages, bool aggressive,
+					vacskip::SimResult *results, int n)
+{
+	vacskip::VmWalker walker(rel_pages, aggressive, results, n);
+	SMgrRelation smgr = RelationGetSmgr(rel);
+	const BlockNumber map_pages = smgrexists(smgr, VISIBILITYMAP_FORKNUM) ?
+		smgrnblocks(smgr, VISIBILITYMAP_FORKNUM) : 0;
+	uint8	   *copy = static_cast<uint8 *>(palloc(kMapBytesPerPage));
+
+	for (BlockNumber mapblk = 0;
+		 mapblk < map_pages && walker.blocks_seen() < rel_pages; mapblk++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		Buffer		buf = ReadBufferExtended(rel, VISIBILITYMAP_FORKNUM, mapblk,
+											 RBM_ZERO_ON_ERROR, nullptr);
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		memcpy(copy, PageGetContents(BufferGetPage(buf)), kMapBytesPerPage);
+		UnlockReleaseBuffer(buf);
+		walker.feed(copy, kMapBytesPerPage);
+	}
+	walker.finish();
+	pfree(copy);
+}
+
+namespace {
+
+// The map's counts at every threshold the model prices.
+void
+read_map_counts(Relation rel, bool aggressive, vacskip::MapCounts *out)
+{
+	vacskip::SimResult results[vacskip::kGapCount];
+	const BlockNumber rel_pages = RelationGetNumberOfBlocks(rel);
+
+	for (int t = 0; t < vacskip::kGapCount; t++)
+		results[t].threshold = vacskip::kGaps[t];
+	walk_visibility_map(rel, rel_pages, aggressive, results, vacskip::kGapCount);
+	*out = vacskip::MapCounts();
+	out->rel_pages = rel_pages;
+	out->needed = results[0].pages_scanned - results[0].pages_read_through;
+	for (int t = 0; t < vacskip::kGapCount; t++)
+	{
+		out->read_through[t] = results[t].pages_read_through;
+		out->io_runs[t] = results[t].io_runs;
+	}
+}
+
+}  // namespace
+
+void
+read_inputs(Relation rel, const struct VacuumParams *params, int aggressive, Inputs *out,
+			bool walk_map)
 {
 	Oid			spcid = rel->rd_rel->reltablespace;
 
@@ -139,14 +194,27 @@ read_inputs(Relation rel, const struct VacuumParams *params, Inputs *out)
 		&out->calibration.costs : nullptr;
 	out->inputs.tuples_per_page = density(rel);
 	read_freeze(rel, params, &out->inputs.freeze);
+	/* as vacuum_get_cutoffs() decides, where the VACUUM did not say */
+	const vacskip::FreezeInputs &f = out->inputs.freeze;
+
+	out->aggressive = aggressive >= 0 ? aggressive != 0 :
+		f.relfrozenxid_age > f.freeze_table_age ||
+		f.relminmxid_age > f.multixact_freeze_table_age;
+	/* the map counts only where a calibration prices it */
+	out->inputs.map = nullptr;
+	if (out->inputs.calibration != nullptr || walk_map)
+	{
+		read_map_counts(rel, out->aggressive, &out->map);
+		out->inputs.map = &out->map;
+	}
 }
 
 vacskip::Decision
-decide_for(Relation rel, const struct VacuumParams *params)
+decide_for(Relation rel, const struct VacuumParams *params, int aggressive)
 {
 	Inputs		in;
 
-	read_inputs(rel, params, &in);
+	read_inputs(rel, params, aggressive, &in);
 	return vacskip::decide(threshold_setting(), in.inputs);
 }
 

@@ -5,6 +5,7 @@
 
 #include "../core/calibration.hpp"
 #include "../core/model.hpp"
+#include "../core/vmscan.hpp"
 #include "postgres.hpp"
 
 struct VacuumParams;
@@ -29,23 +30,34 @@ enum class CalibrationState { kNone, kCurrent, kStale };
 CalibrationState read_calibration(Oid spcoid, const vacskip::StorageInputs &now,
 								  vacskip::CalibrationRecord *rec);
 
+// Walk rel's visibility map once for all thresholds in results[0..n).
+void walk_visibility_map(Relation rel, BlockNumber rel_pages, bool aggressive,
+						 vacskip::SimResult *results, int n);
+
 // Everything decide() needs, and where it came from.  `inputs.calibration`
-// points into `calibration` when that is current.
+// and `inputs.map` point into `calibration` and `map` when a current
+// calibration makes the map count.
 struct Inputs {
 	vacskip::RelationInputs inputs;
 	StorageSources sources;
 	CalibrationState calibration_state;
 	vacskip::CalibrationRecord calibration;
+	vacskip::MapCounts map;
+	bool aggressive;       // as walked: the VACUUM's, or as predicted
 };
 
 // `params` of the VACUUM (autovacuum's per-table settings), or nullptr for
-// a manual VACUUM with the session's settings.  `out` must not move
-// afterwards (it points into itself).
-void read_inputs(Relation rel, const struct VacuumParams *params, Inputs *out);
+// a manual VACUUM with the session's settings; `aggressive` the VACUUM's
+// (0 or 1), or -1 to predict it from relfrozenxid's and relminmxid's ages.
+// The map is walked where a current calibration needs it, or always with
+// `walk_map`.  `out` must not move afterwards (it points into itself).
+void read_inputs(Relation rel, const struct VacuumParams *params, int aggressive,
+				 Inputs *out, bool walk_map = false);
 
 // What vacskip chooses for a VACUUM of rel under vacskip.threshold: the
 // inputs above given to the model.  The hook's answer, and the SQL
-// functions' (params nullptr: a manual VACUUM with this session's settings).
-vacskip::Decision decide_for(Relation rel, const struct VacuumParams *params);
+// functions' (params nullptr: a manual VACUUM with this session's settings;
+// aggressive -1).
+vacskip::Decision decide_for(Relation rel, const struct VacuumParams *params, int aggressive);
 
 }  // namespace vacskip::pg

@@ -3,6 +3,7 @@
 // t/test_unit.py with AddressSanitizer and UBSan; prints "N passed, N failed".
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <cstdio>
 #include <random>
 #include <stdexcept>
@@ -60,12 +61,13 @@ void test_setting()
 }
 
 std::uint32_t auto_threshold(const StorageInputs &in, const Calibration *c = nullptr,
-							 double tuples = 0)
+							 double tuples = 0, const MapCounts *map = nullptr)
 {
 	RelationInputs r;
 	r.storage = in;
 	r.calibration = c;
 	r.tuples_per_page = tuples;
+	r.map = map;
 	return decide(kThresholdAutotune, r).thresholds.all_frozen;
 }
 
@@ -85,10 +87,9 @@ void test_model_defaults()
 		check(d.thresholds.all_frozen == 32 && d.thresholds.all_visible == 32,
 			  "default settings of every major give stock's 32/32");
 		check(d.autotuned && !d.read_through, "defaults: autotuned, no read-through");
-		check(d.model.source == CostSource::kSettings && near(d.model.skip_cost[3], 40.0) &&
-				  near(d.model.through_cost[3], 9.0),
-			  "defaults: a page after a skip costs 4 * 10 = 40 sequential reads, 8 read "
-			  "through and that page 9");
+		check(d.model.source == CostSource::kSettings && near(d.model.skip_cost, 40.0) &&
+				  near(d.model.seq_cost, 1.0),
+			  "defaults: a page after a skip costs 4 * 10 = 40 sequential reads");
 	}
 	// Even when relfrozenxid is old: at the stock threshold nothing changes.
 	RelationInputs old;
@@ -152,79 +153,100 @@ void test_read_concurrency()
 	check(vacuum_read_concurrency(default_storage(15)) == 1, "15 reads one block at a time");
 }
 
-// A calibration of storage where a page costs `gap` after any skip and a
-// run grows by `seq` per page read through.
-Calibration flat(double seq, double gap, double cpu_page = 0, double cpu_tuple = 0)
+// A calibration whose reads cost `us` per page to read at every density
+// and threshold, but `at_t` at threshold kGaps[t] where given.
+Calibration flat(double us, double cpu_page = 0, double cpu_tuple = 0)
 {
 	Calibration c;
-	for (double &g : c.gap_us)
-		g = gap;
-	c.run_us[0] = gap;
-	for (int i = 0; i < kGapCount; i++)
-		c.run_us[i + 1] = gap + (kGaps[i] + 1) * seq;
+	for (auto &row : c.read_us)
+		for (double &r : row)
+			r = us;
 	c.cpu_page_us = cpu_page;
 	c.cpu_tuple_us = cpu_tuple;
 	return c;
 }
 
+// A map of `pages` pages, `needed` of which VACUUM must read, and at each
+// threshold kGaps[t] `through[t]` read through.
+MapCounts map_of(std::uint64_t pages, std::uint64_t needed,
+				 std::initializer_list<std::uint64_t> through)
+{
+	MapCounts m;
+	m.rel_pages = pages;
+	m.needed = needed;
+	int t = 0;
+	for (std::uint64_t x : through)
+		m.read_through[t++] = x;
+	return m;
+}
+
+void test_measured_read_us()
+{
+	Calibration c = flat(1);
+	for (int d = 0; d < kDensityCount; d++)
+		for (int t = 0; t < kGapCount; t++)
+			c.read_us[d][t] = (d + 1) * 100.0 + t;
+	check(near(measured_read_us(c, 0.04, 8), 203), "a measured point");
+	check(near(measured_read_us(c, 0.001, 1), 100) && near(measured_read_us(c, 0.9, 64), 405),
+		  "beyond the measured densities and thresholds: the nearest");
+	// halfway in the logarithms: 0.02 between 0.01 and 0.04, 2.83 between 2 and 4
+	check(near(measured_read_us(c, 0.02, 1), std::sqrt(100.0 * 200.0)),
+		  "between densities: the geometric mean at the middle");
+	check(near(measured_read_us(c, 0.01, std::sqrt(8.0)), std::sqrt(101.0 * 102.0)),
+		  "between thresholds: the same");
+}
+
 void test_model_calibrated()
 {
 	const StorageInputs in = default_storage(18);
-	// skipped, the next page costs `gap`; read through, the run's L pages
-	// and the next cost (L + 1) * seq and VACUUM works on L pages: the
-	// threshold is the first L with (L + 1) * seq + L * cpu >= gap
-	Calibration c = flat(10, 110);
-	check(auto_threshold(in, &c) == 10, "seq 10, gap 110: (L + 1) * 10 >= 110 from 10 on");
-	c = flat(10, 111);
-	check(auto_threshold(in, &c) == 11, "seq 10, gap 111: 11.1 -> 11");
-	c = flat(10, 110, 2, 0.08);
-	check(auto_threshold(in, &c, 100) == 5,
-		  "VACUUM's work on 100 tuples, 2 + 8 us: 10 (L + 1) + 10 L >= 110 from 5 on");
-	check(auto_threshold(in, &c, 0) == 9, "no tuples: 10 (L + 1) + 2 L >= 110 from 8.33 on");
-	const CostModel m = cost_model(in, &c, 100);
-	check(m.source == CostSource::kCalibration && near(m.cpu_page, 10) &&
-			  near(m.skip_cost[2], 110) && near(m.through_cost[2], 5 * 10 + 4 * 10),
-		  "calibrated: microseconds; skip = gap, through = run growth + work");
-	c = flat(10, 5);
-	check(auto_threshold(in, &c) == 1, "pages after a skip cheaper than reading on: skip all");
-	c = flat(1, 1000);
-	check(auto_threshold(in, &c) == 32, "a skip dearer than 32 pages read through: stock");
-	// the skip's cost as measured per run length, linear between: short
-	// skips that cost little (readahead covers them) do not hold the
-	// threshold up
-	c = flat(10, 1);   // through(L) = 10 (L + 1)
-	const double gaps[kGapCount] = {12, 14, 30, 70, 90, 90};
-	for (int i = 0; i < kGapCount; i++)
-		c.gap_us[i] = gaps[i];
-	// through(L) = 10 (L + 1) >= skip(L) for every L: skip(3) = 22 <= 40,
-	// skip(6) = 50 <= 70, ...
-	check(auto_threshold(in, &c) == 1, "cheap every way down: 1");
-	const double dear[kGapCount] = {12, 14, 60, 90, 90, 90};
-	for (int i = 0; i < kGapCount; i++)
-		c.gap_us[i] = dear[i];
-	// skip(8) = 90 <= 90; skip(7) = 60 + 3/4 * 30 = 82.5 > 80: threshold 8
-	check(auto_threshold(in, &c) == 8, "a dear skip of 7 holds the threshold at 8");
-	// runs that cost more per page when short (readahead ramping up): the
-	// through cost is the run's growth from a lone page, not a multiple
-	c = flat(10, 50);
-	check(auto_threshold(in, &c) == 4, "seq 10, gap 50: (L + 1) * 10 >= 50 from 4 on");
-	c.run_us[1] = 50 + 200;   // a run of 3 after a skip: 2 more pages cost 200
-	c.run_us[2] = 50 + 210;   // of 4: 210
-	check(auto_threshold(in, &c) == 1,
-		  "short runs dear: through 200, 210, 130 for L = 1, 2, 3, all above the 50 "
-		  "a skip costs: skip them all");
-	const CostModel far = cost_model(in, &c, 0);
-	check(near(skip_cost_at(far, 64), 50) &&
-			  near(through_cost_at(far, 64), far.through_cost[5] * (1 + 32.0 / 33)),
-		  "beyond 32: the 32-page skip, the 32-page through cost per page");
-	// invalid figures are no calibration
-	Calibration bad = flat(10, 0);
-	check(!calibration_valid(bad) && auto_threshold(in, &bad) == 32,
-		  "a lone page costing 0 is no calibration: the settings (defaults: 32)");
-	bad = flat(10, std::nan(""));
+	// 10,000 pages, 500 to read (5 %): reading costs needed * read_us at
+	// that density and threshold, plus VACUUM's work on the pages read
+	// through
+	Calibration c = flat(50, 2, 0.08);   // work: 2 + 0.08 * 100 = 10 us per page
+	const double at[kGapCount] = {60, 40, 30, 35, 45, 70};
+	for (auto &row : c.read_us)
+		for (int t = 0; t < kGapCount; t++)
+			row[t] = at[t];
+	const MapCounts map = map_of(10000, 500, {0, 100, 300, 700, 1500, 3000});
+	const CostModel m = cost_model(in, &c, 100, &map);
+	check(m.source == CostSource::kCalibration && near(m.density, 0.05) && near(m.cpu_page, 10),
+		  "calibrated: density and work per page");
+	check(near(m.cost[0], 500 * 60) && near(m.cost[2], 500 * 30 + 300 * 10) &&
+			  near(m.cost[5], 500 * 70 + 3000 * 10),
+		  "cost = needed * read_us + read through * work");
+	check(auto_threshold(in, &c, 100, &map) == 4, "the cheapest: 4 (18,000 us)");
+	check(auto_threshold(in, &c, 0, &map) == 4, "no tuples: still 4");
+	// more work per page read through favours skipping
+	const MapCounts long_runs = map_of(10000, 500, {0, 10, 20, 600, 1500, 3000});
+	check(auto_threshold(in, &c, 0, &long_runs) == 4, "4 reads 20 pages through: 15,040");
+	c.cpu_page_us = 40;
+	check(auto_threshold(in, &c, 0, &long_runs) == 4, "dear work, still 4");
+	check(auto_threshold(in, &c, 0, &map) == 2, "dear work: 2 reads 100 through, 24,000");
+	// ties keep the threshold closer to stock: a map with nothing to read
+	// through costs the same at every threshold of equal reads
+	Calibration same = flat(50);
+	const MapCounts dense = map_of(1000, 1000, {0, 0, 0, 0, 0, 0});
+	check(auto_threshold(in, &same, 0, &dense) == 32, "every threshold the same: 32");
+	check(auto_threshold(in, &same, 0, nullptr) == 32, "no map walked: 32");
+	// invalid figures are no calibration: the settings (defaults: 32)
+	Calibration bad = flat(0);
+	check(!calibration_valid(bad) && auto_threshold(in, &bad, 0, &map) == 32,
+		  "reads costing 0 are no calibration");
+	bad = flat(std::nan(""));
 	check(!calibration_valid(bad), "NaN is no calibration");
-	bad = flat(10, 20, -1);
-	check(!calibration_valid(bad), "negative CPU is no calibration");
+	bad = flat(10, -1);
+	check(!calibration_valid(bad), "negative work is no calibration");
+	// the settings path prices the map too, but decides per run
+	StorageInputs fast = in;
+	fast.random_page_cost = 1.1;
+	MapCounts runs = map;
+	for (int t = 0; t < kGapCount; t++)
+		runs.io_runs[t] = 500 - 20 * t;
+	const CostModel sm = cost_model(fast, nullptr, 0, &runs);
+	check(sm.source == CostSource::kSettings && auto_threshold(fast, nullptr, 0, &runs) == 10,
+		  "settings: 10 whatever the map");
+	check(near(sm.cost[1], 480 * 11 + (600 - 480) * 1.0),
+		  "settings' cost: a run's first page 11, the others 1");
 }
 
 void test_model_monotonic()
@@ -248,21 +270,28 @@ void test_model_monotonic()
 	}
 	check(rpc_ok, "higher random_page_cost never lowers the threshold");
 	check(seq_ok, "higher seq_page_cost never raises the threshold");
-	// calibrated: dearer breaks never lower it, more VACUUM work per page
-	// never raises it
+	// calibrated: the measured read cost of one threshold falling never
+	// takes the choice away from it; more work per page read through never
+	// raises the threshold
 	const StorageInputs in = default_storage(18);
-	bool gap_ok = true, cpu_ok = true;
-	for (double seq : {0.5, 2.0, 10.0, 100.0}) {
-		std::uint32_t prev = 0;
-		for (double gap : {1.0, 5.0, 20.0, 60.0, 200.0, 1000.0, 5000.0}) {
-			Calibration c = flat(seq, gap, 0.5, 0.05);
-			const std::uint32_t t = auto_threshold(in, &c, 50);
-			gap_ok &= t >= prev;
-			prev = t;
-			cpu_ok &= auto_threshold(in, &c, 200) <= t;
+	const MapCounts map = map_of(10000, 500, {0, 100, 300, 700, 1500, 3000});
+	bool fall_ok = true, cpu_ok = true;
+	for (int t = 0; t < kGapCount; t++) {
+		Calibration c = flat(40, 0.5, 0.05);
+		for (double us : {60.0, 40.0, 30.0, 20.0, 10.0, 1.0}) {
+			for (auto &row : c.read_us)
+				row[t] = us;
+			const std::uint32_t before = auto_threshold(in, &c, 50, &map);
+			for (auto &row : c.read_us)
+				row[t] = us * 0.9;
+			const std::uint32_t after = auto_threshold(in, &c, 50, &map);
+			fall_ok &= after == before || after == kGaps[t];
+			for (auto &row : c.read_us)
+				row[t] = us;
+			cpu_ok &= auto_threshold(in, &c, 200, &map) <= before;
 		}
 	}
-	check(gap_ok, "dearer pages after a skip never lower the threshold");
+	check(fall_ok, "a threshold whose reads get cheaper is chosen or the choice stays");
 	check(cpu_ok, "more tuples per page never raise the threshold");
 }
 
@@ -293,22 +322,26 @@ void test_model_read_through()
 void test_estimated_cost()
 {
 	const StorageInputs in = default_storage(18);
-	Calibration c = flat(10, 110, 2, 0.08);
-	const CostModel m = cost_model(in, &c, 100);
-	// a run's first page 110 (after a 32-page skip), the others the 32-page
-	// through cost per page: (33 * 10 + 32 * 10) / 33
-	const double per_page = 650.0 / 33;
-	check(near(estimated_cost(m, 100, 3), 3 * 110 + 97 * per_page), "100 pages in 3 runs");
-	check(estimated_cost(m, 0, 0) == 0.0, "nothing read costs nothing");
-	check(near(estimated_cost(m, 1, 1), 110), "a lone page");
+	Calibration c = flat(50, 2, 0.08);
+	const MapCounts map = map_of(10000, 500, {0, 100, 300, 700, 1500, 3000});
+	const CostModel m = cost_model(in, &c, 100, &map);
+	check(near(estimated_cost(m, &c, 4, 800, 300, 90), 500 * 50 + 300 * 10),
+		  "calibrated: the pages to read at the measured cost, the others' work");
+	check(estimated_cost(m, &c, 4, 0, 0, 0) == 0.0, "nothing read costs nothing");
+	StorageInputs fast = in;
+	fast.random_page_cost = 1.1;
+	const CostModel sm = cost_model(fast, nullptr, 0, nullptr);
+	check(near(estimated_cost(sm, nullptr, 4, 100, 30, 3), 3 * 11 + 97 * 1.0),
+		  "settings: 100 pages in 3 runs, 11 for each run's first");
+	check(estimated_cost(sm, nullptr, 1, 0, 0, 0) == 0.0, "settings: nothing read");
 }
 
 void test_calibration_record()
 {
 	CalibrationRecord r;
-	r.costs = flat(8.25, 50.5, 0.75, 0.0625);
-	r.costs.gap_us[5] = 48.125;
-	r.costs.run_us[6] = 333.5;
+	r.costs = flat(50.5, 0.75, 0.0625);
+	r.costs.read_us[3][5] = 48.125;
+	r.costs.read_us[0][1] = 333.5;
 	r.server_major = 18;
 	r.direct_io = true;
 	r.io_method = IoMethod::kWorker;
@@ -323,8 +356,8 @@ void test_calibration_record()
 	const int n = format_calibration(r, text, sizeof(text));
 	CalibrationRecord back;
 	check(n > 0 && parse_calibration(text, n, &back), "a record reads back");
-	check(near(back.costs.run_us[1], 50.5 + 2 * 8.25) && near(back.costs.gap_us[5], 48.125) &&
-			  near(back.costs.run_us[6], 333.5) &&
+	check(near(back.costs.read_us[1][1], 50.5) && near(back.costs.read_us[3][5], 48.125) &&
+			  near(back.costs.read_us[0][1], 333.5) &&
 			  near(back.costs.cpu_tuple_us, 0.0625) && back.io_method == IoMethod::kWorker &&
 			  back.direct_io && back.measured_at == 1764600000 && back.rounds == 7 &&
 			  std::string(back.tablespace) == "fast space",
@@ -347,15 +380,19 @@ void test_calibration_record()
 	CalibrationRecord x;
 	check(!parse_calibration(text, n / 2, &x), "a truncated file");
 	std::string v2 = good;
-	v2.replace(v2.find("version 1"), 9, "version 2");
+	v2.replace(v2.find("version 2"), 9, "version 9");
 	check(!parse_calibration(v2.data(), v2.size(), &x), "another format version");
 	std::string neg = good;
-	neg.replace(neg.find("run_us "), 7, "run_us -");
-	check(!parse_calibration(neg.data(), neg.size(), &x), "a negative run cost");
-	std::string gaps = good;
-	const std::size_t g = gaps.find("gap_us ");
-	gaps.replace(g, gaps.find('\n', g) - g, "gap_us 1 2 3");
-	check(!parse_calibration(gaps.data(), gaps.size(), &x), "too few gaps");
+	neg.replace(neg.find("read_us_2 "), 10, "read_us_2 -");
+	check(!parse_calibration(neg.data(), neg.size(), &x), "a negative read cost");
+	std::string few = good;
+	const std::size_t g = few.find("read_us_1 ");
+	few.replace(g, few.find('\n', g) - g, "read_us_1 1 2 3");
+	check(!parse_calibration(few.data(), few.size(), &x), "too few thresholds");
+	std::string missing = good;
+	const std::size_t h = missing.find("read_us_3 ");
+	missing.erase(h, missing.find('\n', h) - h + 1);
+	check(!parse_calibration(missing.data(), missing.size(), &x), "a density missing");
 	check(!parse_calibration("", 0, &x), "an empty file");
 }
 
@@ -518,6 +555,7 @@ int main()
 	test_model_defaults();
 	test_model_settings();
 	test_read_concurrency();
+	test_measured_read_us();
 	test_model_calibrated();
 	test_model_monotonic();
 	test_model_read_through();
