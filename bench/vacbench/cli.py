@@ -14,10 +14,14 @@ import bench.vacbench
 from bench.vacbench.machine import machine_tag, record_load
 from bench.vacbench.phases import Bench
 from bench.vacbench.plan import SIZES, apply_scope, read_planned
+from bench.vacbench.profiles import PROFILES
 from bench.vacbench.progress import fmt_s, log
 from bench.vacbench.report import write_report
+from bench.vacbench.stats import MAX_REPS_FACTOR
+from bench.vacbench.workloads import WORKLOADS
 
 COMMAND = "python3 -m bench.vacbench"
+PHASES = ("sweep", "cached")
 
 
 def bench_server(spec):
@@ -38,16 +42,21 @@ def parser():
     ap.add_argument("--out", type=Path, help="result directory (default: "
                     "bench/results/DATE-MACHINE[-SIZE]); an existing runs.csv there is resumed")
     ap.add_argument("--server", action="append", default=[], metavar="NAME=PREFIX")
-    ap.add_argument("--phases", default="sweep,pgbench,cached")
-    ap.add_argument("--penalty-us", type=int, help="slowread's read penalty, µs (profiles that use it)")
+    ap.add_argument("--phases", default="sweep,cached",
+                    help="sweep (every workload, pgbench among them) and/or cached")
+    ap.add_argument("--penalty-us", type=int, help="the seek profile's read penalty, µs")
     ap.add_argument("--cached-pages", type=int,
                     help="table size of the cached all-frozen VACUUM test")
     ap.add_argument("--profiles", help="comma-separated subset of the size's storage "
-                    "profiles (asis, slow); kept in OUT/scope.txt for later runs")
-    ap.add_argument("--fracs", help="comma-separated subset of the size's sweep "
-                    "fractions; kept in OUT/scope.txt for later runs")
-    ap.add_argument("--reps", help="repetitions: N, or N,M where the size repeats its "
-                    "smallest fractions more (M); kept in OUT/scope.txt for later runs")
+                    f"profiles ({', '.join(PROFILES)}); kept in OUT/scope.txt for later runs")
+    ap.add_argument("--workloads", help="comma-separated workloads among those the size "
+                    f"has fractions for ({', '.join(WORKLOADS)}; the size runs some of them by "
+                    "default); kept in OUT/scope.txt for later runs")
+    ap.add_argument("--fracs", help="comma-separated subset of the workloads' fractions: F "
+                    "(every workload that has it) or WORKLOAD:F; kept in OUT/scope.txt for "
+                    "later runs")
+    ap.add_argument("--reps", help="repetitions per row: N (undecided rows up to "
+                    f"{MAX_REPS_FACTOR}N), or N,M (up to M); kept in OUT/scope.txt for later runs")
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument("--installed", action="store_true",
                     help="vacskip is installed in the patched servers already (tests)")
@@ -64,6 +73,11 @@ def measure(args, cfg, out):
     planned = sorted({*read_planned(out), *(s.name for s in servers if s.patched)})
     (out / "servers.txt").write_text("".join(f"{n}\n" for n in planned))
     phases = [p.strip() for p in args.phases.split(",") if p.strip()]
+    unknown = [p for p in phases if p not in PHASES]
+    if unknown or not phases:
+        raise SystemExit(f"--phases: {', '.join(unknown) or 'none given'}: want "
+                         f"{' and/or '.join(PHASES)} (pgbench is a workload of the sweep: "
+                         "--workloads pgbench)")
     bench = Bench(args, cfg, servers, out)
     t0 = time.monotonic()
     record_load(out, "start")
@@ -88,7 +102,7 @@ def main(argv=None):
                        f"{'' if args.size == 'full' else '-' + args.size}")
     out.mkdir(parents=True, exist_ok=True)
     try:
-        scope = apply_scope(cfg, out, args.profiles, args.fracs, args.reps)
+        scope = apply_scope(cfg, out, args.profiles, args.fracs, args.reps, args.workloads)
     except ValueError as e:
         ap.error(str(e))
     command = " ".join([COMMAND, "--size", args.size] +
@@ -96,10 +110,7 @@ def main(argv=None):
                        [f"--{k} {v}" for k, v in scope.items()])
     if not args.report_only:
         measure(args, cfg, out)
-    verdicts = write_report(out, args.size, cfg, command)
+    for line in write_report(out, args.size, cfg, command):
+        log(line)
     log(f"report: {os.path.relpath(out / 'report.md')}")
-    for g, ok_b, ok_s, wb, ws, gb, gs, bc, bcs in verdicts:
-        log(f"autotuner {'/'.join(g)}: auto/best geomean {gb:.2f} (worst {wb['vs_best']:.2f}), "
-            f"auto/stock geomean {gs:.2f} (worst {ws['vs_stock']:.2f}); best single fixed "
-            f"threshold {bc} (worst {bcs[0]:.2f})")
     return 0

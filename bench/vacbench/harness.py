@@ -1,7 +1,10 @@
 """The clusters a benchmark measures on: storage profiles applied at
-restart (settings and the server's environment), bench/slowread.c and its
-counters, cold restarts, and the timed cold VACUUM."""
+restart (settings and the server's environment), bench/slowread.c with its
+switch and counters, cold reads without a restart (bench/modules/
+vacbench_evict plus posix_fadvise), the timed cold VACUUM and
+vacskip.calibrate()."""
 
+import json
 import os
 import re
 import struct
@@ -12,12 +15,23 @@ from pgkit.cluster import Cluster
 from pgkit.proc import as_build_user, give_to_build_user, run
 from pgkit.vacuum import set_threshold, timed_vacuum_verbose
 
-from bench.vacbench.profiles import penalty_us
+from bench.vacbench.profiles import profile_env
 
-# bench/slowread.c's shared state file: a header, then its table of recent
-# reads; the counters are three little-endian 64-bit words from offset 8.
+# bench/slowread.c's shared state file: a lock word, the switch (uint32 at
+# offset 4), then its counters, little-endian 64-bit words from offset 8
+# (COUNTERS, in this order), the token bucket's clock, its table of recent
+# reads.
 STATE_SIZE = 1 << 20
+SWITCH_OFFSET = 4
 COUNTERS_OFFSET = 8
+COUNTERS = ("reads", "penalised", "bytes", "uncached", "uncached_bytes", "delay_us",
+            "probe_unsupported")
+# reset() zeroes the counters and the token bucket's clock
+RESET_BYTES = 8 * (len(COUNTERS) + 1)
+
+EVICT_MODULE = TOP / "bench" / "modules" / "vacbench_evict"
+EVICT_SQL = ("CREATE OR REPLACE FUNCTION vacbench_evict(regclass) RETURNS int "
+             "AS '$libdir/vacbench_evict' LANGUAGE C STRICT")
 
 
 class SlowRead:
@@ -33,24 +47,39 @@ class SlowRead:
         self.state.chmod(0o666)
         give_to_build_user(self.state)
 
-    def env(self, penalty):
-        """The server's environment: preload slowread, delay by `penalty` µs."""
+    def env(self, profile, cfg):
+        """The server's environment under a storage profile."""
         return {"LD_PRELOAD": str(self.lib), "SLOWREAD_STATE": str(self.state),
-                "SLOWREAD_PENALTY_US": str(penalty)}
+                **profile_env(profile, cfg)}
 
-    def profile_env(self, profile, cfg):
-        return self.env(penalty_us(profile, cfg))
+    def switch(self, on):
+        """Emulate and count (on) or pass every read through (off)."""
+        with open(self.state, "r+b") as f:
+            f.seek(SWITCH_OFFSET)
+            f.write(struct.pack("<I", 1 if on else 0))
 
     def reset(self):
         with open(self.state, "r+b") as f:
             f.seek(COUNTERS_OFFSET)
-            f.write(bytes(24))
+            f.write(bytes(RESET_BYTES))
 
     def counters(self):
-        """(read calls, reads penalised, bytes read) since reset()."""
+        """{counter: value} since reset(), COUNTERS' names."""
         with open(self.state, "rb") as f:
-            reads, penalised, nbytes = struct.unpack_from("<QQQ", f.read(32), COUNTERS_OFFSET)
-        return reads, penalised, nbytes
+            data = f.read(COUNTERS_OFFSET + 8 * len(COUNTERS))
+        return dict(zip(COUNTERS, struct.unpack_from(f"<{len(COUNTERS)}Q", data,
+                                                     COUNTERS_OFFSET)))
+
+    def measure(self, fn):
+        """fn() with the emulation on, counters from zero: (its result,
+        counters)."""
+        self.reset()
+        self.switch(True)
+        try:
+            result = fn()
+        finally:
+            self.switch(False)
+        return result, self.counters()
 
 
 class BenchCluster(Cluster):
@@ -85,7 +114,7 @@ class BenchCluster(Cluster):
         return [p for p in path.parent.iterdir() if pat.match(p.name)]
 
 
-def evict(files):
+def evict_files(files):
     """Write back, then drop the files' pages from the OS page cache."""
     for p in files:
         fd = os.open(p, os.O_RDONLY)
@@ -96,24 +125,21 @@ def evict(files):
             os.close(fd)
 
 
-def cold_restart(node, mode, files):
-    """Shut down (checkpoint), drop the relation from the OS cache when reads
-    are buffered, start: the relation is in neither cache."""
-    node.stop()
-    # fsync is off: write back now what the server left dirty in the page
-    # cache, so that writeback does not compete with the timed reads
-    os.sync()
+def make_cold(conn, mode, files, rel):
+    """rel in neither cache, the server running: its dirty buffers written
+    and all of its buffers dropped (vacbench_evict), then for buffered reads
+    its files written back and dropped from the OS page cache."""
+    conn.execute("SELECT vacbench_evict(%s::regclass)", (rel,))
     if mode == "buffered":
-        evict(files)
-    node.start()
+        evict_files(files)
 
 
 def freeze(conn, rel):
     """Make every page all-frozen again; threshold 1 reads only the pages
-    that are not (an aggressive VACUUM may skip only all-frozen ones)."""
+    that are not (an aggressive VACUUM may skip only all-frozen ones).  The
+    point's CHECKPOINT, after its change, writes what this dirtied."""
     set_threshold(conn, 1)
     conn.execute(f"VACUUM (FREEZE) {rel}")
-    conn.execute("CHECKPOINT")
 
 
 def warm_up(conn, rel):
@@ -133,29 +159,96 @@ def used_thresholds(report):
     return f"{t[0]}/{t[1]}"
 
 
-def cold_vacuum(node, slow, mode, files, rel, threshold):
-    """Restart with `rel`'s files out of the OS cache (or direct I/O),
-    then time VACUUM (VERBOSE) rel: (ms, report, read calls, penalised)."""
-    cold_restart(node, mode, files)
-    with node.connect() as conn:
-        warm_up(conn, rel)
-        slow.reset()
-        set_threshold(conn, threshold)
-        ms, report = timed_vacuum_verbose(conn, rel)
-        reads, pen, _ = slow.counters()
-    return ms, report, reads, pen
+def cold_vacuum(conn, slow, mode, files, rel, threshold, block_size=8192):
+    """Make rel cold, then time VACUUM (VERBOSE) rel at `threshold` (a
+    number, or -1) with the storage emulation on: (ms, report, counters).
+    Raises when the VACUUM did not read cold: every page it scanned must
+    have come through a read call (none from shared buffers) and, when it
+    scanned any, at least one read must have gone to the device."""
+    make_cold(conn, mode, files, rel)
+    set_threshold(conn, threshold)
+    (ms, report), c = slow.measure(lambda: timed_vacuum_verbose(conn, rel))
+    if c["bytes"] < report.scanned * block_size or (report.scanned and not c["uncached"]):
+        raise RuntimeError(f"VACUUM of {rel} did not read cold: {report.scanned} pages "
+                           f"scanned, read calls {c}")
+    return ms, report, c
 
 
-def timed_read(node, slow, mode, files, rel, blocks):
-    """Restart cold, then time a TID scan of tuple 1 of each of rel's pages
-    `blocks` (one page read at a time): (ms, read calls, penalised)."""
-    cold_restart(node, mode, files)
-    with node.connect() as conn:
-        warm_up(conn, rel)
-        slow.reset()
+def settings_threshold(conn, rel):
+    """The autotuner's all-frozen threshold for rel from the settings alone,
+    before any calibration: (threshold, all-visible threshold)."""
+    set_threshold(conn, "auto")
+    src, af, av = conn.execute(
+        "SELECT cost_source, all_frozen_threshold, all_visible_threshold "
+        "FROM vacskip.explain_threshold(%s)", (rel,)).fetchone()
+    if src != "settings":
+        raise RuntimeError(f"explain_threshold({rel}): cost_source {src}, not settings")
+    return af, av
+
+
+def record(cur):
+    """A cursor's single row as {column: value}, values JSON can hold
+    (timestamps as text)."""
+    row = cur.fetchone()
+    return {d.name: (v if v is None or isinstance(v, (bool, int, float, str, list)) else str(v))
+            for d, v in zip(cur.description, row)}
+
+
+# explain_threshold()'s columns a calibration's note keeps beyond its costs
+# (every column named *_cost or *_costs).
+EXPLAIN_KEPT = ("cost_source", "cost_unit", "all_frozen_threshold", "all_visible_threshold",
+                "concurrency_used", "tuples_per_page", "calibration", "reason")
+
+
+def autotuned(conn, rel):
+    """explain_threshold(rel) under vacskip.threshold = -1: the autotuner's
+    decision for the next VACUUM of rel, {column: value}."""
+    set_threshold(conn, "auto")
+    return record(conn.execute("SELECT * FROM vacskip.explain_threshold(%s)", (rel,)))
+
+
+def calibrate(conn, slow, seconds, tablespace="pg_default"):
+    """vacskip.calibrate() with the storage emulation on: ({column: value},
+    wall ms, counters)."""
+    def call():
         t0 = time.perf_counter()
-        conn.execute(f"SELECT count(*) FROM {rel} WHERE ctid = ANY(%s::tid[])",
-                     ([f"({b},1)" for b in blocks],))
-        ms = (time.perf_counter() - t0) * 1000.0
-        reads, pen, _ = slow.counters()
-    return ms, reads, pen
+        row = record(conn.execute("SELECT * FROM vacskip.calibrate(%s, %s)",
+                                  (tablespace, seconds)))
+        return row, (time.perf_counter() - t0) * 1000.0
+    (cal, ms), c = slow.measure(call)
+    return cal, ms, c
+
+
+def calibration_note(cal, settings, explained):
+    """runs.csv's note of a calibration, JSON: calibrate()'s row and per
+    workload the settings path's thresholds before it ({workload: (all-frozen,
+    all-visible)}) and the autotuner's decision after it ({workload:
+    autotuned()}: the thresholds, the costs, the inputs)."""
+    def kept(e):
+        return {k: v for k, v in e.items()
+                if k in EXPLAIN_KEPT or k.endswith("_cost") or k.endswith("_costs")}
+    return json.dumps({
+        "calibrate": cal,
+        "workloads": {w: {"settings_threshold": settings[w][0],
+                          "settings_all_visible": settings[w][1],
+                          "calibrated_threshold": e["all_frozen_threshold"],
+                          "calibrated_all_visible": e["all_visible_threshold"],
+                          **kept(e)}
+                      for w, e in explained.items()}}, sort_keys=True)
+
+
+def numbers_text(v):
+    """A number or (nested) list of numbers, short: 123, 4.5, [1/2/3]."""
+    if isinstance(v, list):
+        return "[" + "/".join(numbers_text(x) for x in v) + "]"
+    if isinstance(v, (int, float)):
+        return f"{v:.0f}" if abs(v) >= 10 else f"{v:.2g}"
+    return str(v)
+
+
+def calibration_text(cal):
+    """calibrate()'s figures in one line: every array column (µs per page
+    read, and what they are measured at) and the CPU costs."""
+    arrays = [f"{k} {numbers_text(v)}" for k, v in cal.items() if isinstance(v, list)]
+    return "; ".join(arrays + [f"cpu {cal.get('cpu_page_us', 0):.2f} us/page + "
+                               f"{cal.get('cpu_tuple_us', 0):.3f} us/tuple"])

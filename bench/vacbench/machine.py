@@ -25,6 +25,17 @@ def load_average():
     return " ".join(_read("/proc/loadavg").split()[:3])
 
 
+def read_ahead_kb(path="/tmp"):
+    """The kernel's readahead (read_ahead_kb) of the block device holding
+    path, or '?': buffered reads' readahead decides what a miss brings in."""
+    st = os.stat(path)
+    dev = Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}")
+    for cand in (dev / "queue" / "read_ahead_kb", dev / ".." / "queue" / "read_ahead_kb"):
+        if cand.exists():
+            return _read(cand).strip()
+    return "?"
+
+
 def machine_facts():
     mem = re.search(r"MemTotal:\s+(\d+)", _read("/proc/meminfo"))
     cpu = re.search(r"model name\s*:\s*(.*)", _read("/proc/cpuinfo"))
@@ -38,6 +49,7 @@ def machine_facts():
         "kernel": platform.release(),
         "os": debian and f"Debian {debian}",
         "filesystem of the clusters": disk,
+        "read_ahead_kb of its device": read_ahead_kb(),
         "load average when the report was written": load_average(),
     }
 

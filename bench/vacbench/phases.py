@@ -1,8 +1,10 @@
-"""The measuring phases: calibration and sweep, pgbench, cached; each
-appends its points to runs.csv as it measures them and skips the points
-runs.csv has."""
+"""The measuring phases: the sweep (per patched server one cluster with
+every workload's table; per group of I/O mode and storage profile a
+restart with its settings and environment, the settings path's threshold,
+vacskip.calibrate(), then every row's repetitions, more where the paired
+verdicts are undecided) and the cached test.  Each appends its points to
+runs.csv as it measures them and skips the points runs.csv has."""
 
-import random
 import sys
 import time
 from pathlib import Path
@@ -13,13 +15,11 @@ from pgkit.server import install_extension, private_copy
 from pgkit.vacuum import timed_vacuum
 
 from bench import cached_vacuum
-from bench.vacbench.harness import (BenchCluster, SlowRead, cold_vacuum, timed_read,
-                                    used_thresholds)
-from bench.vacbench.plan import Plan, pgbench_uncalibrated, reps_of, shuffled
-from bench.vacbench.profiles import PLAIN_PROFILE, profile_settings
+from bench.vacbench import harness, plan, stats, workloads
+from bench.vacbench.harness import BenchCluster, SlowRead
+from bench.vacbench.profiles import profile_settings
 from bench.vacbench.progress import Progress, log
 from bench.vacbench.store import Results
-from bench.vacbench.workloads import PgbenchTpcb, UniformUpdates
 
 
 def sweep_settings(cfg, major):
@@ -32,10 +32,14 @@ def sweep_settings(cfg, major):
     return settings
 
 
-def pgbench_settings(cfg):
-    """postgresql.conf of a pgbench phase's cluster."""
-    return {"shared_buffers": f"'{cfg['shared_buffers']}'",
-            "shared_preload_libraries": "'vacskip'", "max_wal_size": "'8GB'"}
+def column_threshold(column, settings_thr):
+    """vacskip.threshold of a column: -1 for auto, the settings path's
+    threshold for auto-settings, else the fixed value."""
+    if column == stats.AUTO:
+        return -1
+    if column == stats.AUTO_SETTINGS:
+        return settings_thr
+    return int(column)
 
 
 class Bench:
@@ -44,7 +48,7 @@ class Bench:
         self.cfg = cfg
         self.out = out
         self.res = Results(out / "runs.csv")
-        self.plan = Plan(cfg, self.res, servers)
+        self.plan = plan.Plan(cfg, self.res, servers)
         self.work = make_workdir("vacskip-bench-")
         self.slow = SlowRead(self.work)
         self.nodes = []
@@ -70,125 +74,162 @@ class Bench:
         remove_tree(self.work)
 
     def install(self):
-        """Private copies of the servers, vacskip built once per major (against
-        the patched server) and installed into the patched copy only
-        (--installed: the given patched servers have it already)."""
+        """Private copies of the servers; vacskip built once per major
+        (against the patched server) and installed into the patched copy
+        (--installed: the given patched servers have it already), and the
+        benchmark's eviction module (bench/modules/vacbench_evict) into the
+        patched copies."""
         copies = []
         for s in self.plan.servers:
             copies.append(private_copy(s, self.work / "servers" / s.name))
         for s in copies:
-            if s.patched and self.args.installed:
+            if not s.patched:
+                continue
+            if self.args.installed:
                 lib = Path(run([s.pg_config, "--pkglibdir"]).strip()) / "vacskip.so"
                 if not lib.exists():
                     raise SystemExit(f"--installed, but {s.name} has no {lib}")
-            elif s.patched:
-                install_extension(TOP, self.work / f"ext-{s.major}", s.pg_config, [s.pg_config])
+            else:
+                install_extension(TOP, self.work / f"ext-{s.name}", s.pg_config, [s.pg_config])
+            install_extension(harness.EVICT_MODULE, self.work / f"evict-{s.name}",
+                              s.pg_config, [s.pg_config])
         self.plan.servers = copies
 
-    def set_profile(self, node, mode, profile, rpc=None):
-        """A storage profile's settings and environment, from the next start."""
-        conf = profile_settings(node.server.major, mode, profile, rpc)
-        env = self.slow.profile_env(profile, self.cfg)
-        node.set_profile(conf, env)
-        return conf, env
+    # -- the sweep
+    def group_has_work(self, server, mode, profile):
+        """Base points missing, or a row that wants more repetitions."""
+        if self.plan.pending(server, (mode, profile)):
+            return True
+        return any(self.row_wants_more(server, mode, profile, w, f)
+                   for w, f in plan.group_rows(self.cfg, server.major, mode, profile))
 
-    # -- calibration: per-page cost of sequential and of random reads
-    def calibrate(self, node, server, mode, profile, files):
-        """The storage profile's random_page_cost: the cost of an 8 kB read
-        of a random page over that of the next page, one read at a time
-        (a TID scan), the way fio compares random and sequential reads.
-        It describes the disk, so it is measured once per profile, with
-        direct I/O where the server has it (no OS readahead); other I/O
-        modes and servers reuse that figure."""
-        cfg = self.cfg
-        # A run that has a calibration keeps it (however many repetitions
-        # it has): a resumed run must not change the autotuner's input.
-        if self.plan.calibrated_rpc(server, mode, profile) is not None:
-            return self.plan.calibrated_rpc(server, mode, profile)
-        self.set_profile(node, mode, profile)
-        pages = cfg["sweep_pages"]
-        sample = sorted(random.Random("calib").sample(range(pages), cfg["calib_pages"]))
-        # repetitions alternate the two kinds; random_page_cost is the ratio
-        # of their medians
-        for rep in range(cfg.get("calib_reps", 1)):
-            key = self.plan.calib_key(server, mode, profile, rep)
-            for kind in ("seq", "rand"):
-                blocks = range(len(sample)) if kind == "seq" else sample
-                ms, reads, pen = timed_read(node, self.slow, mode, files, "t", blocks)
-                n = len(blocks)
-                self.res.add(threshold=kind, ms=ms, scanned=n, reads=reads, penalised=pen,
-                             major=server.major, note=f"{ms / n * 1000:.1f} us/page", **key)
-                self.progress.step("sweep", f"calibration {server.name} {mode}/{profile} "
-                                   f"{kind} {rep + 1}/{cfg.get('calib_reps', 1)}: "
-                                   f"{ms / n * 1000:.1f} us/page", ms / 1000.0)
-        return self.plan.calibrated_rpc(server, mode, profile)
+    def row_data(self, server, mode, profile, w, f):
+        """The row's runs.csv rows: (medians, per repetition, complete
+        repetitions, the first repetition not complete)."""
+        rows = [r for r in self.res.rows if r["phase"] == "sweep" and
+                (r["server"], r["mode"], r["profile"], r["workload"]) ==
+                (server.name, mode, profile, w) and float(r["frac"]) == f]
+        done, first = plan.rep_progress(rows, self.cfg["thresholds"])
+        return stats.medians(rows), stats.per_rep(rows), done, first
 
-    def phase_sweep(self, server, fracs):
+    def row_wants_more(self, server, mode, profile, w, f):
+        med, reps, done, _ = self.row_data(server, mode, profile, w, f)
+        return stats.wants_more(med, reps, (server.name, mode, profile, w, f), done, self.cfg)
+
+    def phase_sweep(self, server):
         cfg = self.cfg
+        groups = [g for g in plan.groups_of(cfg, server.major) if self.group_has_work(server, *g)]
+        if not groups:
+            return
+        names = sorted({w for m, p in groups for w, _ in plan.group_rows(cfg, server.major, m, p)},
+                       key=list(workloads.WORKLOADS).index)
         node = self.start_cluster(server, sweep_settings(cfg, server.major),
                                   f"sweep-{server.name}")
         node.start()
-        log(f"sweep: {server.name}: creating the table ({cfg['sweep_pages']} pages)")
+        tables, files = {}, {}
         with node.connect() as conn:
-            conn.execute("CREATE EXTENSION pg_prewarm")
-            table = UniformUpdates(conn, cfg["sweep_pages"])
+            conn.execute("CREATE EXTENSION vacskip")
+            conn.execute("CREATE EXTENSION pg_visibility")
+            conn.execute(harness.EVICT_SQL)
+            for w in names:
+                t0 = time.monotonic()
+                tables[w] = workloads.create(w, node, conn, cfg)
+                files[w] = node.relation_files(conn, tables[w].relation)
+                log(f"sweep: {server.name}: {w}: {tables[w].pages} pages of "
+                    f"{tables[w].relation} in {time.monotonic() - t0:.1f} s")
             conn.execute("CHECKPOINT")
-            files = node.relation_files(conn, table.relation)
-        log(f"sweep: {server.name}: {table.pages} pages, {table.rpp} rows per page")
-        for mode, profile in self.plan.sweep_groups(server.major):
-            rpc = self.calibrate(node, server, mode, profile, files)
-            conf, env = self.set_profile(node, mode, profile, rpc)
-            log(f"sweep: {server.name} {mode}/{profile}: {conf}, "
-                f"read penalty {env['SLOWREAD_PENALTY_US']} us")
-            node.restart()
-            for frac in fracs:
-                for rep in range(reps_of(cfg, frac)):
-                    ids = table.choose(frac, rep)
-                    for thr in shuffled(cfg["thresholds"], f"{frac}-{rep}"):
-                        key = self.plan.sweep_key(server, mode, profile, frac, rep, thr)
-                        if self.res.have(**key):
-                            continue
-                        t0 = time.monotonic()
-                        note = table.prepare_point(node, ids)
-                        ms, rep_, reads, pen = cold_vacuum(node, self.slow, mode, files,
-                                                           table.relation, thr)
-                        self.res.add(ms=ms, scanned=rep_.scanned, rel_pages=rep_.rel_pages,
-                                     reads=reads, penalised=pen, major=server.major,
-                                     note=f"{note}; skip thresholds {used_thresholds(rep_)}",
-                                     **key)
-                        self.progress.step("sweep", f"{server.name} {mode}/{profile} frac={frac:g} "
-                                           f"rep={rep} threshold={thr}: {ms:.1f} ms, "
-                                           f"{rep_.scanned} pages", time.monotonic() - t0)
-        return node
+        for mode, profile in groups:
+            self.sweep_group(server, node, tables, files, mode, profile)
+        self.drop_cluster(node)
 
-    def phase_pgbench(self, server, node):
+    def start_group(self, server, node, tables, mode, profile):
+        """Restart under the group's settings and environment; the settings
+        path's thresholds, then vacskip.calibrate(), recorded; returns
+        (connection, {workload: settings threshold})."""
         cfg = self.cfg
-        scale = cfg["pgbench_scale"]
-        pending = self.plan.pgbench_pending(server)
-        if not pending:
-            return
-        self.set_profile(node, "buffered", PLAIN_PROFILE)
+        conf = profile_settings(server.major, mode, profile)
+        node.set_profile(conf, self.slow.env(profile, cfg))
         node.restart()
-        bench = PgbenchTpcb(node, scale)
-        with node.connect() as conn:
-            files = node.relation_files(conn, bench.relation)
-        mode = "buffered"
-        for profile, rep, frac, thr in pending:
-            rpc = self.plan.calibrated_rpc(server, mode, profile)
-            if rpc is None:   # run() refuses a pgbench phase that would get here
-                raise RuntimeError(f"pgbench: no calibration of {profile}")
-            self.set_profile(node, mode, profile, rpc)
+        log(f"sweep: {server.name} {mode}/{profile}: {conf}, {self.slow.env(profile, cfg)}")
+        conn = node.connect()
+        for t in tables.values():
+            harness.warm_up(conn, t.relation)
+        conn.execute("SELECT vacskip.forget_calibration('pg_default')")
+        settings = {w: harness.settings_threshold(conn, t.relation) for w, t in tables.items()}
+        cal, ms, c = harness.calibrate(conn, self.slow, cfg["calib_seconds"])
+        explained = {w: harness.autotuned(conn, t.relation) for w, t in tables.items()}
+        for w, e in explained.items():
+            if e["cost_source"] != "calibration":
+                raise RuntimeError(f"after vacskip.calibrate(), explain_threshold of {w}'s "
+                                   f"table says cost_source {e['cost_source']}: {e}")
+        n = len(self.plan.calibrations(server, mode, profile))
+        self.res.add(**self.plan.calib_key(server, mode, profile, n), major=server.major,
+                     ms=ms, **c, note=harness.calibration_note(cal, settings, explained))
+        self.progress.step("sweep", f"{server.name} {mode}/{profile}: calibrate(): "
+                           + harness.calibration_text(cal)
+                           + "; thresholds from the settings "
+                           + ", ".join(f"{w} {s[0]}" for w, s in settings.items())
+                           + ", calibrated " + ", ".join(
+                               f"{w} {e['all_frozen_threshold']}" for w, e in explained.items()),
+                           ms / 1000.0)
+        return conn, {w: s[0] for w, s in settings.items()}
+
+    def sweep_group(self, server, node, tables, files, mode, profile):
+        cfg = self.cfg
+        conn, settings = self.start_group(server, node, tables, mode, profile)
+        rows = plan.group_rows(cfg, server.major, mode, profile)
+        ctx = (server, node, conn, tables, files, mode, profile, settings)
+        try:
+            for rep in range(cfg["reps"]):
+                for w, f in rows:
+                    self.measure_rep(ctx, w, f, rep)
+            # more repetitions for the rows the ones so far leave undecided,
+            # one round at a time
+            while True:
+                more = [row for row in rows if self.row_wants_more(server, mode, profile, *row)]
+                if not more:
+                    break
+                for w, f in more:
+                    _, _, done, rep = self.row_data(server, mode, profile, w, f)
+                    self.progress.add("sweep", sum(
+                        not self.res.have(**self.plan.key(server, mode, profile, w, f, rep, t))
+                        for t in cfg["thresholds"]))
+                    log(f"sweep: {server.name} {mode}/{profile} {w} frac={f:g}: undecided "
+                        f"after {done} repetitions, one more")
+                    self.measure_rep(ctx, w, f, rep)
+        finally:
+            conn.close()
+
+    def measure_rep(self, ctx, w, f, rep):
+        """Every threshold column of one repetition of a row that runs.csv
+        lacks, in the repetition's shuffled order."""
+        server, node, conn, tables, files, mode, profile, settings = ctx
+        table = tables[w]
+        todo = [t for t in plan.shuffled(self.cfg["thresholds"], f"{w}-{f}-{rep}")
+                if not self.res.have(**self.plan.key(server, mode, profile, w, f, rep, t))]
+        if not todo:
+            return
+        change = table.choose(f, rep)
+        for col in todo:
             t0 = time.monotonic()
-            note = bench.prepare_point(node, bench.choose(frac, rep))
-            ms, rep_, reads, pen = cold_vacuum(node, self.slow, mode, files, bench.relation,
-                                               thr)
-            self.res.add(phase="pgbench", server=server.name, major=server.major, mode=mode,
-                         profile=profile, pages=scale, frac=frac, rep=rep, threshold=thr, ms=ms,
-                         scanned=rep_.scanned, rel_pages=rep_.rel_pages, reads=reads,
-                         penalised=pen, note=note)
-            self.progress.step("pgbench", f"{server.name} {profile} frac={frac:g} rep={rep} "
-                               f"threshold={thr}: "
-                               f"{ms:.1f} ms, {rep_.scanned} of {rep_.rel_pages} pages",
+            note, modified = table.prepare_point(node, conn, change)
+            thr = column_threshold(col, settings[w])
+            # what the autotuner would choose now, before every column alike
+            e = harness.autotuned(conn, table.relation)
+            if e["cost_source"] != "calibration":
+                raise RuntimeError(f"{w}: the autotuner's cost_source is {e['cost_source']}, "
+                                   f"not calibration: {e}")
+            note += f"; calibrated threshold {e['all_frozen_threshold']}"
+            if col == stats.AUTO_SETTINGS:
+                note += f"; settings threshold {thr}"
+            ms, report, c = harness.cold_vacuum(conn, self.slow, mode, files[w], table.relation,
+                                                thr)
+            self.res.add(**self.plan.key(server, mode, profile, w, f, rep, col),
+                         major=server.major, ms=ms, scanned=report.scanned,
+                         rel_pages=report.rel_pages, modified=modified, **c,
+                         note=f"{note}; skip thresholds {harness.used_thresholds(report)}")
+            self.progress.step("sweep", f"{server.name} {mode}/{profile} {w} frac={f:g} "
+                               f"rep={rep} {col}: {ms:.1f} ms, {report.scanned} pages",
                                time.monotonic() - t0)
 
     def phase_cached(self):
@@ -220,8 +261,8 @@ class Bench:
                     ms = timed_vacuum(c, "t")
                     one = timed_vacuum(c, "one")
                     self.res.add(phase="cached", server=s.name, major=s.major, mode="cached",
-                                 profile="", pages=pages, frac="", rep=rep, threshold="",
-                                 ms=ms, note=f"1-page table: {one:.3f} ms")
+                                 profile="", workload="", pages=pages, frac="", rep=rep,
+                                 threshold="", ms=ms, note=f"1-page table: {one:.3f} ms")
                     self.progress.step("cached", f"{s.name} rep {rep}: {ms:.2f} ms", ms / 1000.0)
         finally:
             for c in conns:
@@ -230,40 +271,18 @@ class Bench:
                 n.stop()
 
     def run(self, phases):
-        self.progress = Progress(self.plan.count_points(phases))
-        log(f"plan: {self.progress.left} points still to measure")
-        if not self.progress.total:
+        with_work = 0
+        if "sweep" in phases:
+            with_work = sum(self.group_has_work(s, *g) for s in self.plan.patched()
+                            for g in plan.groups_of(self.cfg, s.major))
+        self.progress = Progress(self.plan.count_points(phases, with_work))
+        log(f"plan: {self.progress.total} points still to measure (more where a row's "
+            "repetitions leave its verdicts undecided)")
+        if not self.progress.total and not with_work:
             return
-        missing = pgbench_uncalibrated(
-            self.res.rows, self.cfg, phases,
-            [s.name for s in self.plan.patched() if self.plan.pgbench_pending(s)])
-        if missing:
-            raise SystemExit(
-                f"pgbench: {'profiles' if len(missing) > 1 else 'profile'} "
-                f"{', '.join(missing)} {'have' if len(missing) > 1 else 'has'} no "
-                "random_page_cost calibration here, and the auto column would run at "
-                "PostgreSQL's default costs; the "
-                "calibration is part of the sweep: add the sweep phase (e.g. --phases "
-                "sweep,pgbench --fracs 1e-2), or use a result directory whose sweep has it")
         self.install()
-        passes = self.plan.sweep_passes() if "sweep" in phases else []
-        # The cheap, telling rows first, then pgbench and the cached test,
-        # then the heavy rows (hours at full size).
-        if passes:
-            self.sweep_pass(passes[0])
-        if "pgbench" in phases:
+        if "sweep" in phases:
             for s in self.plan.patched():
-                if self.plan.pgbench_pending(s):
-                    node = self.start_cluster(s, pgbench_settings(self.cfg), f"pgb-{s.name}")
-                    node.start()
-                    self.phase_pgbench(s, node)
-                    self.drop_cluster(node)
+                self.phase_sweep(s)
         if "cached" in phases:
             self.phase_cached()
-        for fracs in passes[1:]:
-            self.sweep_pass(fracs)
-
-    def sweep_pass(self, fracs):
-        for s in self.plan.patched():
-            if self.plan.sweep_left(s, fracs):
-                self.drop_cluster(self.phase_sweep(s, fracs))

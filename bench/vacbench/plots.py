@@ -1,27 +1,36 @@
 """The report's figures: one PNG per server, I/O mode and storage profile,
-VACUUM time against the fraction of rows updated, one line per threshold."""
+one panel per workload: VACUUM time against the workload's fraction, one
+line per threshold column."""
 
-from bench.vacbench.stats import thr_key
+from bench.vacbench.stats import AUTO, AUTO_SETTINGS, thr_key
+
+STYLES = {AUTO: dict(color="black", linewidth=2.5, linestyle="--"),
+          AUTO_SETTINGS: dict(color="grey", linewidth=2, linestyle=":")}
 
 
 def plot(med, group, path, title):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    thrs = sorted({k[4] for k in med if k[:3] == group}, key=thr_key)
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for t in thrs:
-        pts = sorted((k[3], v[0]) for k, v in med.items() if k[:3] == group and k[4] == t)
-        style = dict(color="black", linewidth=2.5, linestyle="--") if t == "auto" else {}
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3,
-                label=f"threshold {t}" if t != "auto" else "auto (-1)", **style)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("fraction of rows updated")
-    ax.set_ylabel("VACUUM time, ms (median)")
-    ax.set_title(title, fontsize=9)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    keys = [k for k in med if k[:3] == group]
+    workloads = sorted({k[3] for k in keys})
+    fig, axes = plt.subplots(1, len(workloads), figsize=(5 * len(workloads), 4.2),
+                             squeeze=False)
+    for ax, w in zip(axes[0], workloads):
+        thrs = sorted({k[5] for k in keys if k[3] == w}, key=thr_key)
+        for t in thrs:
+            pts = sorted((k[4], med[k][0]) for k in keys if k[3] == w and k[5] == t)
+            label = {AUTO: "auto (calibrated)", AUTO_SETTINGS: "auto-settings"}.get(
+                t, f"threshold {t}")
+            ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", markersize=3,
+                    label=label, **STYLES.get(t, {}))
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(f"{w}: fraction")
+        ax.set_ylabel("VACUUM time, ms (median)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(title, fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -1,69 +1,136 @@
-"""Storage profiles: how the clusters' storage behaves during a sweep, and
-the settings (postgresql.conf) that describe it to the autotuner.
+"""Storage profiles: how the clusters' storage behaves while a VACUUM is
+timed (bench/slowread.c, preloaded into the server), and the settings
+(postgresql.conf) its DBA would give the server.
 
 A profile is one entry of PROFILES; the harness, the plan and the report
 read everything they need about it from there.  A --size lists which
-profiles it runs (plan.SIZES).
+profiles it runs (plan.SIZES).  Every profile is measured twice per row:
+under its DBA's settings alone (the autotuner's settings path: column
+"auto-settings") and after vacskip.calibrate() of the table's tablespace
+(column "auto").
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 # fio 3.33 on this disk (O_DIRECT, libaio, 4 GB file, 2026-11-30): 8 kB
 # random reads 16.5k IOPS at queue depth 1, 66.8k at 16.
-FIO_THIS_DISK = ("fio 3.33 on this disk, O_DIRECT, libaio, 4 GB file, 2026-11-30: 8 kB "
-                 "random reads 16.5k IOPS at queue depth 1, 66.8k at 16, 4× more")
+FIO_THIS_DISK = ("fio 3.33 on the disk of the results so far, O_DIRECT, libaio, 4 GB file, "
+                 "2026-11-30: 8 kB random reads 16.5k IOPS at queue depth 1, 66.8k at 16; "
+                 "128 kB sequential reads 934 MB/s at depth 1")
+
+# What a DBA sets for flash or network storage: the planner's cost of a
+# random page close to a sequential one, and many prefetch requests.
+FLASH_SETTINGS = {"random_page_cost": "1.1", "effective_io_concurrency": "200"}
 
 
 @dataclass(frozen=True)
 class StorageProfile:
     name: str
-    # effective_io_concurrency and maintenance_io_concurrency
-    io_concurrency: int
-    # why that concurrency (the report's words)
-    io_concurrency_reason: str
-    # the report's description; {penalty_us} is the size's slowread penalty
+    # bench/slowread.c's SLOWREAD_MODE: count, seek, latency or iops
+    mode: str
+    # its parameters: SLOWREAD_<KEY> = value (see bench/slowread.c)
+    emulation: dict
+    # what its DBA sets (postgresql.conf, beyond the benchmark's common
+    # settings); the server's defaults for everything else
+    settings: dict
+    # why a DBA would set that
+    settings_reason: str
+    # the report's description of the storage; {key} are emulation's
     description: str
-    # bench/slowread.c delays the reads that do not continue a recent one of
-    # the same file by the size's penalty_us (else it only counts reads)
-    slowread: bool = False
+    # the majors it applies to (a setting 15's VACUUM ignores: 18 only)
+    majors: tuple = (15, 18)
+    # the names the report uses for emulation's parameters
+    units: dict = field(default_factory=dict)
 
+
+LATENCY = StorageProfile(
+    name="latency", mode="latency", emulation={"latency_us": 500, "mbps": 250},
+    settings=FLASH_SETTINGS,
+    settings_reason="what a DBA sets for cloud block storage: random_page_cost 1.1, "
+    "effective_io_concurrency 200",
+    description="a latency-bound network volume (cloud block storage): every read that "
+    "goes to the device (direct I/O: every read; buffered: one the page cache cannot "
+    "serve in full, as cachestat() tells) sleeps {latency_us} µs plus its uncached bytes "
+    "at {mbps} MB/s in the reading process, so that concurrent requests (18's I/O "
+    "workers) overlap.",
+    units={"latency_us": "µs per request", "mbps": "MB/s (10^6 bytes)"})
 
 PROFILES = {p.name: p for p in (
     StorageProfile(
-        name="asis", io_concurrency=16,
-        io_concurrency_reason=FIO_THIS_DISK,
-        description="this disk as it is."),
+        name="disk", mode="count", emulation={},
+        settings=FLASH_SETTINGS,
+        settings_reason="a DBA's settings for flash: random_page_cost 1.1, "
+        "effective_io_concurrency 200, maintenance_io_concurrency left at the server's "
+        "default",
+        description="this machine's disk as it is; slowread only counts the reads (and, "
+        "asking cachestat() first, which buffered reads the page cache could not serve). "
+        + FIO_THIS_DISK + "."),
     StorageProfile(
-        name="slow", io_concurrency=1, slowread=True,
-        io_concurrency_reason="the penalty is a sleep in the reading process: one random "
-        "read at a time",
-        description="`bench/slowread.c` preloaded into the server (LD_PRELOAD at `pg_ctl "
-        "start`, so also into 18's I/O workers): a read whose offset does not continue one "
+        name="seek", mode="seek", emulation={"penalty_us": 200},
+        settings={},
+        settings_reason="PostgreSQL's defaults: a DBA with spinning disks leaves "
+        "random_page_cost at 4",
+        description="a disk whose seeks are slow: a read whose offset does not continue one "
         "of the last 8 reads of the same file (device and inode, shared by all server "
-        "processes) first sleeps {penalty_us} µs."),
+        "processes) first sleeps {penalty_us} µs, cached or not (the benchmark's 'slow' "
+        "profile until December 2026).",
+        units={"penalty_us": "µs per read that breaks a stream"}),
+    LATENCY,
+    replace(
+        LATENCY, name="latency-serial",
+        settings={**FLASH_SETTINGS, "maintenance_io_concurrency": "1"},
+        settings_reason="the latency profile's settings with maintenance_io_concurrency 1: "
+        "VACUUM's read stream keeps one read in flight, so that no request overlaps "
+        "another (18 only: 15's VACUUM reads one page at a time anyway)",
+        description="the latency profile's volume, read one request at a time.",
+        majors=(18,)),
+    replace(
+        LATENCY, name="iops", mode="iops", emulation={"iops": 3000, "io_unit_kb": 256},
+        description="an IOPS-limited volume: every read that goes to the device (as under "
+        "latency) waits for a token bucket shared by all server processes through "
+        "slowread's state file: {iops} requests a second, a request of up to {io_unit_kb} "
+        "kB counting as one, no burst beyond one request; no other delay, so an isolated "
+        "request is free and concurrency does not help.",
+        units={"iops": "requests per second", "io_unit_kb": "kB counted as one request"}),
 )}
 
 
-# The profile a pgbench cluster is built under (pgbench -i), before each
-# point sets its own.
-PLAIN_PROFILE = "asis"
+def applies(profile, major):
+    return major in PROFILES[profile].majors
 
 
-def penalty_us(profile, cfg):
-    """slowread's penalty under a profile (0: it only counts the reads)."""
-    return cfg["penalty_us"] if PROFILES[profile].slowread else 0
+def emulation(profile, cfg):
+    """slowread's parameters under a profile: the profile's, with the
+    size's --penalty-us for the seek profile."""
+    params = dict(PROFILES[profile].emulation)
+    if "penalty_us" in params and cfg.get("penalty_us") is not None:
+        params["penalty_us"] = cfg["penalty_us"]
+    return params
 
 
-def profile_settings(major, mode, profile, random_page_cost=None):
-    """postgresql.conf settings of an I/O mode and storage profile; with
-    random_page_cost (the profile's calibration) also the costs."""
+def emulation_text(profile, cfg):
+    """The report's line of a profile's emulation parameters."""
+    prof = PROFILES[profile]
+    params = emulation(profile, cfg)
+    return ", ".join(f"{k} = {v} ({prof.units.get(k, '')})" for k, v in params.items()) \
+        or "none (counts only)"
+
+
+def profile_env(profile, cfg):
+    """The SLOWREAD_* environment of a profile (the state file aside)."""
+    env = {"SLOWREAD_MODE": PROFILES[profile].mode}
+    env.update({f"SLOWREAD_{k.upper()}": str(v) for k, v in emulation(profile, cfg).items()})
+    return env
+
+
+def profile_settings(major, mode, profile):
+    """postgresql.conf settings of an I/O mode and storage profile."""
     conf = {}
     if mode == "direct":
         conf["debug_io_direct"] = "'data'"
-    conc = PROFILES[profile].io_concurrency
-    conf["effective_io_concurrency"] = str(conc)
-    conf["maintenance_io_concurrency"] = str(conc)
-    if random_page_cost is not None:
-        conf["random_page_cost"] = f"{random_page_cost:g}"
-        conf["seq_page_cost"] = "1"
+    conf.update(PROFILES[profile].settings)
     return conf
+
+
+def describe(profile, cfg):
+    return PROFILES[profile].description.format(**emulation(profile, cfg))

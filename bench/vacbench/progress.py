@@ -35,6 +35,11 @@ class Progress:
         log(f"{phase}: point {self.done}/{self.total} {what}; "
             f"elapsed {fmt_s(elapsed)}, about {fmt_s(est)} left")
 
+    def add(self, phase, n):
+        """n more points to measure than planned (a row's extra repetition)."""
+        self.left[phase] = self.left.get(phase, 0) + n
+        self.total += n
+
     def per_point(self, phase):
         n, s = self.spent.get(phase, (0, 0.0))
         if n:

@@ -1,18 +1,21 @@
 """OUT/report.md, written from OUT/runs.csv (and scope.txt, servers.txt,
-load.txt): one function per section; the sweep's tables, the autotuner's
-score and pgbench are in report_sweep.py."""
+load.txt): the header, the setup (machine, settings, storage profiles,
+workloads, calibrations) and the cached test here; the verdict in
+report_verdict.py; the rows' tables in report_sweep.py."""
 
 import datetime
+import json
 import statistics
 
+from bench.vacbench.harness import numbers_text
 from bench.vacbench.machine import machine_facts, read_load
 from bench.vacbench.plan import SIZES, missing_sweep_points, read_planned, reps_text
-from bench.vacbench.profiles import PROFILES
-from bench.vacbench.report_sweep import (pgbench_section, score_section, sweep_section,
-                                         verdict_section)
-from bench.vacbench.stats import medians, rpc_ratio
+from bench.vacbench.profiles import PROFILES, describe, emulation_text
+from bench.vacbench.report_sweep import sweep_section
+from bench.vacbench.report_verdict import verdict_section
+from bench.vacbench.stats import medians, per_rep
 from bench.vacbench.store import read_rows
-from bench.vacbench.workloads import UniformUpdates
+from bench.vacbench.workloads import WORKLOADS
 
 CACHED_THREAD = ("https://postgr.es/m/"
                  "CAAKRu_Yf3gvXGcCnqqfoq0Q8LX8UM-e-qbm_B1LeZh60f8WhWA@mail.gmail.com")
@@ -22,53 +25,52 @@ CACHED_THREAD_MS = (7.4, 11.5)
 
 SIZE_LABELS = {
     "full": "full run (BENCH=full)",
-    "default": "DEFAULT (REDUCED) RUN: fewer fractions and repetitions, "
-               "small table; shows the shape, not final figures",
+    "default": "DEFAULT (REDUCED) RUN: two workloads, two fractions each, 12,000-page "
+               "tables; see 'What this run can and cannot tell'",
     "smoke": "SMOKE RUN (tiny; exercises the driver only)",
 }
 
 
 def write_report(out, size, cfg, command):
-    """Write OUT/report.md and the PNGs; returns the sweep's verdicts."""
+    """Write OUT/report.md and the PNGs; returns the verdict's summary lines."""
     rows = read_rows(out / "runs.csv")
     lines = []
     p = lines.append
     missing = missing_sweep_points(rows, cfg, read_planned(out))
     header(p, out, size, cfg, missing, command)
-    machine_section(p)
-    settings_section(p, size, cfg)
-    profiles_section(p, cfg)
+    sweep = [r for r in rows if r["phase"] == "sweep"]
+    med, reps = medians(sweep), per_rep(sweep)
     calib = [r for r in rows if r["phase"] == "calib"]
+    summary = verdict_section(p, size, cfg, med, reps, sweep, calib) if sweep else []
+    profiles_section(p, cfg)
+    workloads_section(p, cfg)
+    settings_section(p, cfg)
     if calib:
         calibration_section(p, calib)
-    sweep = [r for r in rows if r["phase"] == "sweep"]
-    med = medians(sweep)
-    groups = sorted({k[:3] for k in med})
-    verdicts = []
-    if groups:
-        sweep_section(p, out, cfg, rows, med, groups)
-        verdicts, scored = score_section(p, med, groups, sweep)
-        verdict_section(p, verdicts, scored)
-    pgb = [r for r in rows if r["phase"] == "pgbench"]
-    if pgb:
-        pgbench_section(p, pgb)
+    if sweep:
+        sweep_section(p, out, cfg, sweep, med, reps)
     cached = [r for r in rows if r["phase"] == "cached"]
     if cached:
         cached_section(p, cached)
+    machine_section(p)
     (out / "report.md").write_text("\n".join(lines) + "\n")
-    return verdicts
+    return summary
 
 
 def title(size, cfg, missing):
     """What the run is: its size, the scope that restricts it, complete or not."""
     label = SIZE_LABELS[size]
     part = []
-    if tuple(cfg["profiles"]) != SIZES[size]["profiles"]:
+    base = SIZES[size]
+    if tuple(cfg["profiles"]) != base["profiles"]:
         part.append(f"profile{'s' if len(cfg['profiles']) > 1 else ''} "
                     f"{', '.join(cfg['profiles'])} only")
-    if tuple(cfg["fracs"]) != SIZES[size]["fracs"]:
-        part.append(f"fractions {', '.join(f'{f:g}' for f in cfg['fracs'])} only")
-    if (cfg["reps"], cfg.get("cheap_reps")) != (SIZES[size]["reps"], SIZES[size].get("cheap_reps")):
+    if tuple(cfg["workloads"]) != base["workloads"]:
+        part.append(f"workloads {', '.join(cfg['workloads'])}")
+    if any(cfg["fracs"][w] != base["fracs"][w] for w in cfg["workloads"]):
+        part.append("fractions " + "; ".join(
+            f"{w} {', '.join(f'{f:g}' for f in cfg['fracs'][w])}" for w in cfg["workloads"]))
+    if (cfg["reps"], cfg.get("max_reps")) != (base["reps"], base.get("max_reps")):
         part.append(reps_text(cfg))
     if part:
         label += ", " + "; ".join(part)
@@ -79,12 +81,7 @@ def load_text(out):
     """The load the run recorded (load.txt), or that it recorded none."""
     sessions = read_load(out)
     if not sessions:
-        text = ("Machine load during the measurements: not recorded (the run predates "
-                "load.txt)")
-        if (out / "interference.txt").exists():
-            text += "; what else ran on the machine meanwhile: " \
-                    "[interference.txt](interference.txt)"
-        return text + "."
+        return "Machine load during the measurements: not recorded."
     cores = ", ".join(sorted({str(c) for _, _, _, c in sessions}))
     return ("Machine load during the measurements (load average over 1, 5 and 15 "
             f"minutes; {cores} cores), sampled when each measuring session started and "
@@ -97,11 +94,11 @@ def header(p, out, size, cfg, missing, command):
     p(f"Written {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC by "
       f"`{command}`; every measurement is in [runs.csv](runs.csv).\n")
     if missing:
-        p(f"**Incomplete**: {sum(missing.values())} planned sweep points are not measured "
+        p(f"**Incomplete**: {sum(missing.values())} planned points are not measured "
           "yet (" + "; ".join(f"{k}: {v}" for k, v in missing.items()) + "). Rows "
-          "lacking a threshold are left out of the score. Resume with "
+          "lacking a column are left out of the score. Resume with "
           "`make bench BENCH=<size> BENCH_OUT=<this directory>`.\n")
-    p(f"{load_text(out)} Every cell is a median of only {reps_text(cfg)}.\n")
+    p(f"{load_text(out)} Repetitions: {reps_text(cfg)}.\n")
 
 
 def machine_section(p):
@@ -112,79 +109,102 @@ def machine_section(p):
     p("")
 
 
-def settings_section(p, size, cfg):
-    p("## Settings\n")
-    p(f"Size `{size}`: sweep table {cfg['sweep_pages']} pages of `t(id int, val int, pad text)` "
-      f"(pad {UniformUpdates.ROW_PAD} characters, fillfactor 90, ~96 rows per page), "
-      f"shared_buffers {cfg['shared_buffers']}; fractions "
-      f"{', '.join(f'{f:g}' for f in cfg['fracs'])}; "
-      f"thresholds {', '.join(map(str, cfg['thresholds']))}; {reps_text(cfg)} "
-      "(medians). Every server: fsync off, autovacuum off, "
-      "vacuum_max_eager_freeze_failure_rate = 0 (18), io_method = worker and "
-      "io_combine_limit = 128kB (18), shared_preload_libraries = vacskip.\n")
-    p("Per point: `VACUUM (FREEZE) t` (at threshold 1, so it reads only the pages that "
-      "are not all-frozen), CHECKPOINT; `UPDATE t SET val = val + 1` on k = frac × rows "
-      "rows chosen by a generator seeded with (frac, repetition) — the same rows for "
-      "every threshold and every I/O mode and profile; CHECKPOINT; shut down; for "
-      "buffered reads `fdatasync` + `posix_fadvise(DONTNEED)` every file of `t`; start; "
-      "`SET vacskip.threshold`; time `VACUUM (VERBOSE) t` from the client and read "
-      "'pages scanned' from its output.\n")
+def settings_section(p, cfg):
+    p("## Settings and method\n")
+    p(f"Thresholds (columns): {', '.join(map(str, cfg['thresholds']))}. Every server: fsync "
+      "off, autovacuum off, vacuum_max_eager_freeze_failure_rate = 0 (18), io_method = "
+      "worker and io_combine_limit = 128kB (18), shared_preload_libraries = vacskip, "
+      f"shared_buffers {cfg['shared_buffers']}; data checksums are initdb's default (on "
+      "from 18). The storage profile's settings come on top (above).\n")
+    p("Per group (server, I/O mode, storage profile): restart with the profile's settings "
+      "and LD_PRELOAD environment; `vacskip.forget_calibration('pg_default')`; read the "
+      "settings path's threshold (`all_frozen_threshold` of `vacskip.explain_threshold()`, "
+      "cost_source 'settings') of every workload's table; `vacskip.calibrate('pg_default', "
+      f"{cfg['calib_seconds']:g})` with the emulation on; every later `explain_threshold()` "
+      "must say cost_source 'calibration'.\n")
+    p("Per point: `VACUUM (FREEZE)` at threshold 1 (it reads only the pages that are not "
+      "all-frozen); the workload's change (the same for every column of a repetition); "
+      "CHECKPOINT; cold reads without a restart: `vacbench_evict()` "
+      "(bench/modules/vacbench_evict: FlushRelationBuffers, then drop every fork's "
+      "buffers) and, for buffered reads, `fdatasync` + `posix_fadvise(DONTNEED)` of every "
+      "file of the table; `SET vacskip.threshold` (auto-settings: the settings path's "
+      "threshold as a fixed value, so that its VACUUM is the one the autotuner would run "
+      "without a calibration; auto: -1); the emulation on; time `VACUUM (VERBOSE)` from the "
+      "client. Check that it read cold: slowread's byte count must cover every page "
+      "scanned (none came from shared buffers) and at least one read must have gone to the "
+      "device.\n")
 
 
 def profiles_section(p, cfg):
-    p("## Storage profiles and the autotuner's settings\n")
-    items = [f"- **{prof.name}**: {prof.description.format(penalty_us=cfg['penalty_us'])}"
-             for prof in PROFILES.values()]
-    p("\n".join(items) + "\n")
-    p("effective_io_concurrency and maintenance_io_concurrency: "
-      + "; ".join(f"{prof.name} {prof.io_concurrency} ({prof.io_concurrency_reason})"
-                  for prof in PROFILES.values()) + ". "
-      "random_page_cost (seq_page_cost = 1) describes the disk, so it is measured once "
-      "per profile, before its first sweep, the way fio compares random and "
-      "sequential reads: same request size (8 kB), same queue depth (1). After "
-      "a cold restart, a TID scan (`WHERE ctid = ANY(...)`, one 8 kB read at a time) "
-      f"of tuple 1 of pages 0 to n - 1 (sequential), then of n = {cfg['calib_pages']} "
-      "sorted random pages (random), the two alternating (this size: "
-      f"{cfg.get('calib_reps', 1)} times each; the table says how many runs a result "
-      "directory has); "
-      "random_page_cost = median random / median sequential cost per page (at least 1), "
-      "measured with "
-      "direct I/O on 18 (no OS readahead) and used for every I/O mode and server of that "
-      "profile. The same settings apply to every threshold column; the fixed "
-      "thresholds ignore random_page_cost, the auto column (threshold -1) reads it.\n")
+    p("## Storage profiles\n")
+    p("Emulated by `bench/slowread.c`, preloaded into the server (LD_PRELOAD at `pg_ctl "
+      "start`, so also into 18's I/O workers; shared state in a file), switched on only "
+      "for the timed VACUUM and calibrate(). Buffered reads go through the kernel's "
+      "readahead (read_ahead_kb below, under Machine): a read that misses pays, the pages "
+      "readahead brings in with it are later served from the page cache for free.\n")
+    p("| profile | storage | emulation | the DBA's settings (why) | servers |")
+    p("|---|---|---|---|---|")
+    for name in cfg["profiles"]:
+        prof = PROFILES[name]
+        conf = ", ".join(f"{k} = {v}" for k, v in prof.settings.items()) or "none"
+        p(f"| {name} | {describe(name, cfg)} | {emulation_text(name, cfg)} | {conf} "
+          f"({prof.settings_reason}) | {', '.join(str(m) for m in prof.majors)} |")
+    p("")
+
+
+def workloads_section(p, cfg):
+    p("## Workloads\n")
+    p("| workload | table and change | fraction means | fractions | table size |")
+    p("|---|---|---|---|---|")
+    for w in cfg["workloads"]:
+        cls = WORKLOADS[w]
+        size = (f"{cfg['sweep_pages']} pages" if cls.size_key == "sweep_pages"
+                else f"scale {cfg['pgbench_scale']}")
+        only = cfg.get("workload_profiles", {}).get(w)
+        p(f"| {w} | {cls.description}{f' (profiles {chr(44).join(only)} only)' if only else ''}"
+          f" | {cls.frac_text} | {', '.join(f'{f:g}' for f in cfg['fracs'][w])} | {size} |")
+    p("")
+
+
+def calibration_rows(calib):
+    """The calibration rows with their notes parsed."""
+    out = []
+    for r in calib:
+        try:
+            note = json.loads(r["note"])
+        except ValueError:
+            continue
+        out.append((r, note))
+    return out
 
 
 def calibration_section(p, calib):
-    """The calibration rows: random_page_cost per profile."""
-    p("Calibration (also the check that slowread works: 'penalised' counts the reads "
-      "it delayed):\n")
-    p("| server | I/O | profile | seq µs/page | random µs/page | random_page_cost | "
-      "reads (seq / random) | penalised (seq / random) |")
-    p("|---|---|---|---|---|---|---|---|")
-    groups = {}
-    for r in calib:
-        groups.setdefault((r["server"], r["mode"], r["profile"]), {}) \
-            .setdefault(r["threshold"], []).append(r)
-
-    def us(rs):
-        return [float(r["ms"]) / int(r["scanned"]) * 1000 for r in rs]
-
-    def span(xs):
-        return f"{statistics.median(xs):.1f}" + (
-            f" ({min(xs):.1f}-{max(xs):.1f}, {len(xs)} runs)" if len(xs) > 1 else "")
-
-    def med_int(rs, field):
-        return f"{statistics.median(int(r[field]) for r in rs):g}"
-
-    for (srv, mode, prof), g in sorted(groups.items()):
-        if "seq" not in g or "rand" not in g:
-            continue
-        s, rr = us(g["seq"]), us(g["rand"])
-        ratio = rpc_ratio(statistics.median(rr), statistics.median(s))
-        p(f"| {srv} | {mode} | {prof} | {span(s)} | {span(rr)} | {ratio:g} | "
-          f"{med_int(g['seq'], 'reads')} / {med_int(g['rand'], 'reads')} | "
-          f"{med_int(g['seq'], 'penalised')} / {med_int(g['rand'], 'penalised')} |")
+    """Every vacskip.calibrate() of the run."""
+    p("## Calibrations\n")
+    p("Every `vacskip.calibrate()` of the run (one per group and measuring session), what "
+      "it measured and the thresholds before (settings) and after (calibration) per "
+      "workload's table. slowread's counters during the call show that the emulation was "
+      "active: read calls, those it delayed, those that went to the device.\n")
+    p("| server | I/O | profile | # | s | rounds | µs per page read (calibrate()'s arrays) | "
+      "CPU µs/page + /tuple | threshold: settings → calibrated | reads / delayed / device | "
+      "I/O path |")
+    p("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r, note in sorted(calibration_rows(calib),
+                          key=lambda x: (x[0]["server"], x[0]["mode"], x[0]["profile"],
+                                         int(x[0]["rep"]))):
+        cal = note["calibrate"]
+        arrays = "; ".join(f"{k}: {numbers_text(v)}" for k, v in cal.items()
+                           if isinstance(v, list))
+        thr = "; ".join(f"{w} {v['settings_threshold']} → {v['calibrated_threshold']}"
+                        for w, v in note["workloads"].items())
+        p(f"| {r['server']} | {r['mode']} | {r['profile']} | {r['rep']} | "
+          f"{float(r['ms']) / 1000:.1f} | {cal.get('rounds', '?')} | {arrays} | "
+          f"{cal.get('cpu_page_us', 0):.2f} + {cal.get('cpu_tuple_us', 0):.3f} | {thr} | "
+          f"{r['reads']} / {r['penalised']} / {r['uncached']} | {cal.get('io_path', '?')} |")
     p("")
+    p("The autotuner's costs after each calibration, per workload's table (in "
+      "explain_threshold()'s unit): [runs.csv](runs.csv), phase calib, the note's "
+      "'workloads'.\n")
 
 
 def cached_section(p, cached):
@@ -223,3 +243,4 @@ def cached_section(p, cached):
               f"{per_page[f'{m}-patched'] / per_page[f'{m}-stock']:.2f} | "
               f"{ta / tb:.2f} |")
     p("")
+

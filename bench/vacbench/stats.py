@@ -1,30 +1,47 @@
 """The benchmark's statistics: pure functions of rows and medians, no I/O,
 no server.
 
-Rows are runs.csv rows (dicts of strings).  A sweep cell is keyed by
-(server, mode, profile, frac, threshold); a group is (server, mode,
-profile), a row of the score one fraction of a group.
+Rows are runs.csv rows (dicts of strings).  A sweep **cell** is keyed by
+(server, mode, profile, workload, frac, threshold); a **row** of the score
+is a cell's key without the threshold (one fraction of one workload under
+one server, I/O mode and storage profile); a **group** is (server, mode,
+profile).  Threshold columns: the fixed ones ('1' ... '32'), 'auto-settings'
+(the autotuner's threshold from the profile's settings alone, run as that
+fixed value) and 'auto' (vacskip.threshold = -1 after vacskip.calibrate()).
 """
 
 import math
 import statistics
 
-# The autotuner's criteria, per row: auto's time at most BEST_LIMIT times the
-# best fixed threshold's, and at most STOCK_LIMIT times stock's (32).
-BEST_LIMIT = 1.10
+# The criteria the report judges the autotuner ('auto') against:
+# per group (server, I/O mode, storage profile), the geometric mean over its
+# rows of auto / the row's best fixed threshold at most PROFILE_BEST_LIMIT;
+PROFILE_BEST_LIMIT = 1.05
+# no row above STOCK_LIMIT x stock's (32) time, paired by repetition and
+# decided (the lower bound above it);
 STOCK_LIMIT = 1.00
+# across every row of every group, auto's geometric mean of time / the row's
+# best fixed time lower than that of every fixed threshold.
+# Each row's paired auto / best is also judged against ROW_BEST_LIMIT: with
+# auto / stock, the comparison that decides whether a row needs more
+# repetitions.
+ROW_BEST_LIMIT = 1.05
 
-# Work within this factor of the best threshold's (pages scanned and read
-# calls, both ways) cannot explain a time BEST_LIMIT x the best's.
-SIMILAR_WORK = 1.05
+# A row whose paired comparisons the size's repetitions leave undecided gets
+# one more repetition at a time, up to MAX_REPS_FACTOR times the size's
+# repetitions (the size may set its own cap, max_reps).
+MAX_REPS_FACTOR = 3
+
+FIXED = ("1", "2", "4", "8", "16", "32")
+AUTO, AUTO_SETTINGS = "auto", "auto-settings"
 
 # One-sided 95 % quantiles of Student's t by degrees of freedom; a df between
 # two entries takes the smaller df's (larger) quantile.
 T95 = {1: 6.314, 2: 2.920, 3: 2.353, 4: 2.132, 5: 2.015, 6: 1.943, 7: 1.895, 8: 1.860,
        9: 1.833, 10: 1.812, 12: 1.782, 15: 1.753, 20: 1.725, 30: 1.697, 60: 1.671}
 
-# The paired verdict's key in a score_rows() row -> its 'same work' key.
-SAME_KEY = {"paired_best": "same_best", "paired_stock": "same_stock"}
+# Verdicts that need no more repetitions.
+DECIDED = ("within", "above", "same work")
 
 
 def geomean(xs):
@@ -32,63 +49,80 @@ def geomean(xs):
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
 
 
-def row_key(r):
-    """A sweep row's cell: (server, mode, profile, frac, threshold)."""
-    return (r["server"], r["mode"], r["profile"], float(r["frac"]), r["threshold"])
-
-
-def medians(rows):
-    """(server, mode, profile, frac, threshold) -> (median ms, median scanned,
-    n, median reads penalised, median read calls)"""
-    groups = {}
-    for r in rows:
-        groups.setdefault(row_key(r), []).append(r)
-    out = {}
-    for k, rs in groups.items():
-        out[k] = (statistics.median(float(r["ms"]) for r in rs),
-                  statistics.median(int(r["scanned"]) for r in rs),
-                  len(rs), statistics.median(int(r["penalised"] or 0) for r in rs),
-                  statistics.median(int(r["reads"] or 0) for r in rs))
-    return out
-
-
-def thr_key(t):
-    """Sort key of thresholds: fixed ones by value, then auto."""
-    return (1, 0) if t == "auto" else (0, int(t))
-
-
-def per_rep(rows):
-    """(server, mode, profile, frac, threshold) -> {rep: ms}"""
-    out = {}
-    for r in rows:
-        out.setdefault(row_key(r), {})[r["rep"]] = float(r["ms"])
-    return out
-
-
 def t95(df):
     return T95[max(k for k in T95 if k <= df)]
 
 
-def paired_ratio(reps, group, frac, a, b):
-    """a's time over b's, paired by repetition (the same rows were updated
-    for both): (pairs, lower bound, geometric mean, upper bound), the bounds
-    one-sided 95 % (Student's t on the logarithms of the ratios).  None with
-    fewer than two pairs."""
-    xa, xb = reps.get((*group, frac, a), {}), reps.get((*group, frac, b), {})
-    lr = [math.log(xa[k] / xb[k]) for k in xa if k in xb and xa[k] > 0 and xb[k] > 0]
-    if len(lr) < 2:
+def is_fixed(t):
+    return t in FIXED
+
+
+def thr_key(t):
+    """Sort key of threshold columns: fixed ones by value, auto-settings,
+    auto."""
+    return (0, int(t)) if is_fixed(t) else (1, 0) if t == AUTO_SETTINGS else (2, 0)
+
+
+def row_key(r):
+    """A sweep runs.csv row's row: (server, mode, profile, workload, frac)."""
+    return (r["server"], r["mode"], r["profile"], r["workload"], float(r["frac"]))
+
+
+def cell_key(r):
+    return (*row_key(r), r["threshold"])
+
+
+def medians(rows):
+    """cell -> (median ms, median scanned, n, median reads penalised, median
+    read calls)"""
+    groups = {}
+    for r in rows:
+        groups.setdefault(cell_key(r), []).append(r)
+    return {k: (statistics.median(float(r["ms"]) for r in rs),
+                statistics.median(int(r["scanned"]) for r in rs),
+                len(rs), statistics.median(int(r["penalised"] or 0) for r in rs),
+                statistics.median(int(r["reads"] or 0) for r in rs))
+            for k, rs in groups.items()}
+
+
+def per_rep(rows):
+    """cell -> {rep: ms}"""
+    out = {}
+    for r in rows:
+        out.setdefault(cell_key(r), {})[r["rep"]] = float(r["ms"])
+    return out
+
+
+def rows_of(med):
+    """The rows (cell keys without the threshold) that have cells, sorted."""
+    return sorted({k[:5] for k in med})
+
+
+def bounds_of(logs):
+    """(n, lower, geometric mean, upper) of ratios given as logarithms,
+    the bounds one-sided 95 % (Student's t); None for fewer than two."""
+    if len(logs) < 2:
         return None
-    m = statistics.mean(lr)
-    h = t95(len(lr) - 1) * statistics.stdev(lr) / math.sqrt(len(lr))
-    return len(lr), math.exp(m - h), math.exp(m), math.exp(m + h)
+    m = statistics.mean(logs)
+    h = t95(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+    return len(logs), math.exp(m - h), math.exp(m), math.exp(m + h)
+
+
+def paired_ratio(reps, row, a, b):
+    """a's time over b's in one row, paired by repetition (the same change
+    was made for both): (pairs, lower bound, geometric mean, upper bound),
+    or None with fewer than two pairs."""
+    xa, xb = reps.get((*row, a), {}), reps.get((*row, b), {})
+    return bounds_of([math.log(xa[k] / xb[k]) for k in xa
+                      if k in xb and xa[k] > 0 and xb[k] > 0])
 
 
 def judge(bounds, limit, same=False):
     """'above' limit beyond noise (lower bound over it), 'within' (upper
     bound at most it), else 'undecided' (or '-' without repetitions).
-    'same work' where auto's VACUUM read exactly the other's pages in as
-    many read calls: the times of one VACUUM repeated, whose true ratio is
-    1, which the bounds can never place on the right side of 1.00."""
+    'same work' where the two VACUUMs read exactly the same pages in as many
+    read calls: one VACUUM timed twice, whose true ratio is 1 and which the
+    bounds can never place on the right side of 1.00."""
     if same:
         return "same work"
     if bounds is None:
@@ -97,85 +131,160 @@ def judge(bounds, limit, same=False):
     return "above" if lo > limit else "within" if hi <= limit else "undecided"
 
 
-def fixed_medians(med, group, frac):
+def fixed_medians(med, row):
     """{fixed threshold: median ms} of one row."""
-    return {k[4]: v[0] for k, v in med.items() if k[:4] == (*group, frac) and k[4] != "auto"}
+    return {t: med[(*row, t)][0] for t in FIXED if (*row, t) in med}
 
 
-def score_rows(med, group, reps=None):
-    """Per fraction: best fixed threshold, auto / best, auto / stock; with
-    reps (per_rep()), the same two paired by repetition with their bounds."""
-    fracs = sorted({k[3] for k in med if k[:3] == group})
-    rows = []
-    for f in fracs:
-        fixed = fixed_medians(med, group, f)
-        auto = med.get((*group, f, "auto"))
-        if not fixed or auto is None or "32" not in fixed:
-            continue
-        best_t = min(fixed, key=fixed.get)
-        # fixed thresholds that read exactly auto's pages with as many read
-        # calls (medians): the same VACUUM, so their times differ only by noise
-        twins = sorted((t for t in fixed
-                        if med[(*group, f, t)][1] == auto[1] and med[(*group, f, t)][4] == auto[4]),
-                       key=int)
-        best = med[(*group, f, best_t)]
-        rows.append(dict(frac=f, best_t=best_t, best=fixed[best_t], auto=auto[0],
-                         stock=fixed["32"], vs_best=auto[0] / fixed[best_t],
-                         vs_stock=auto[0] / fixed["32"], twins=twins,
-                         pages_vs_best=auto[1] / best[1] if best[1] else float("nan"),
-                         reads_vs_best=auto[4] / best[4] if best[4] else float("nan"),
-                         paired_best=paired_ratio(reps, group, f, "auto", best_t) if reps else None,
-                         paired_stock=paired_ratio(reps, group, f, "auto", "32") if reps else None,
-                         same_best=best_t in twins, same_stock="32" in twins))
-    return rows
+def same_work(med, row, a, b):
+    """Whether a and b read exactly the same pages in as many read calls
+    (medians)."""
+    x, y = med.get((*row, a)), med.get((*row, b))
+    return x is not None and y is not None and x[1] == y[1] and x[4] == y[4]
 
 
-def fixed_scores(med, group):
-    """For every fixed threshold t, scored like auto over the rows that
-    score_rows() scores: {t: (worst t / best, geometric mean t / best)}.
-    What one threshold, chosen in hindsight for this profile and I/O mode,
-    achieves against the criteria under this run's noise."""
-    ratios = {}
-    fracs = [r["frac"] for r in score_rows(med, group)]
-    for f in fracs:
-        fixed = fixed_medians(med, group, f)
-        best = min(fixed.values())
-        for t, ms in fixed.items():
-            ratios.setdefault(t, []).append(ms / best)
-    return {t: (max(rs), geomean(rs)) for t, rs in ratios.items() if len(rs) == len(fracs)}
+def score_row(med, reps, row):
+    """One row's score, or None while it lacks auto or a fixed column (32
+    among them): the best fixed threshold, auto / best and auto / stock by
+    medians and paired by repetition, auto-settings / best."""
+    fixed = fixed_medians(med, row)
+    auto = med.get((*row, AUTO))
+    if auto is None or "32" not in fixed or len(fixed) < 2:
+        return None
+    best_t = min(fixed, key=lambda t: (fixed[t], int(t)))
+    best = med[(*row, best_t)]
+    settings = med.get((*row, AUTO_SETTINGS))
+    twins = [t for t in fixed if same_work(med, row, AUTO, t)]
+    return dict(row=row, frac=row[4], best_t=best_t, best=fixed[best_t], auto=auto[0],
+                stock=fixed["32"], vs_best=auto[0] / fixed[best_t],
+                vs_stock=auto[0] / fixed["32"],
+                settings=settings[0] if settings else None,
+                settings_vs_best=settings[0] / fixed[best_t] if settings else None,
+                twins=twins, pages_vs_best=auto[1] / best[1] if best[1] else float("nan"),
+                reads_vs_best=auto[4] / best[4] if best[4] else float("nan"),
+                paired_best=paired_ratio(reps, row, AUTO, best_t),
+                paired_stock=paired_ratio(reps, row, AUTO, "32"),
+                same_best=best_t in twins, same_stock="32" in twins,
+                n=min(auto[2], med[(*row, "32")][2]))
 
 
-def best_constant(scores):
-    """The fixed threshold with the lowest worst-row ratio (then geomean)."""
-    return min(scores, key=lambda t: (scores[t][0], scores[t][1], int(t)))
+def verdicts(sc):
+    """(auto vs best at ROW_BEST_LIMIT, auto vs stock at STOCK_LIMIT)."""
+    return (judge(sc["paired_best"], ROW_BEST_LIMIT, sc["same_best"]),
+            judge(sc["paired_stock"], STOCK_LIMIT, sc["same_stock"]))
 
 
-def similar_work(r):
-    return all(1 / SIMILAR_WORK <= x <= SIMILAR_WORK
-               for x in (r["pages_vs_best"], r["reads_vs_best"]))
+def decided(sc):
+    """Whether the repetitions decide both of a row's paired comparisons."""
+    return sc is not None and all(v in DECIDED for v in verdicts(sc))
 
 
-def rpc_ratio(rand, seq):
-    """random_page_cost from the median cost per page of random and of
-    sequential reads: their ratio to one decimal, at least 1."""
-    return max(1.0, round(rand / seq, 1))
+def max_reps(cfg):
+    """The repetitions an undecided row may get."""
+    return cfg.get("max_reps") or MAX_REPS_FACTOR * cfg["reps"]
 
 
-def calibrated_rpc(rows, server, mode, profile):
-    """random_page_cost of a storage profile from the calibration rows: the
-    direct-I/O calibration of that profile (of any server) if there is one,
-    else that of this server and I/O mode; None if neither was measured."""
-    def per_page(rs, kind):
-        """Median cost per page of the calibration runs of that kind."""
-        costs = [float(r["ms"]) / int(r["scanned"]) for r in rs if r["threshold"] == kind]
-        return statistics.median(costs) if costs else None
+def wants_more(med, reps, row, done, cfg):
+    """Whether a row measured in `done` complete repetitions gets another:
+    its paired comparisons undecided and the cap not reached."""
+    return done >= cfg["reps"] and done < max_reps(cfg) and \
+        not decided(score_row(med, reps, row))
 
-    calib = [r for r in rows if r["phase"] == "calib" and r["profile"] == profile]
-    for rs in ([r for r in calib if r["mode"] == "direct"],
-               [r for r in calib if r["server"] == server and r["mode"] == mode]):
-        servers = sorted({r["server"] for r in rs})
-        rs = [r for r in rs if servers and r["server"] == servers[-1]]
-        seq, rand = per_page(rs, "seq"), per_page(rs, "rand")
-        if seq and rand:
-            return rpc_ratio(rand, seq)
-    return None
+
+def score_rows(med, reps, rows):
+    return [sc for sc in (score_row(med, reps, r) for r in rows) if sc is not None]
+
+
+def column_ratios(med, rows, column):
+    """{row: median of `column` / the row's best fixed median} over rows
+    that have the column."""
+    out = {}
+    for row in rows:
+        fixed = fixed_medians(med, row)
+        if fixed and (*row, column) in med:
+            out[row] = med[(*row, column)][0] / min(fixed.values())
+    return out
+
+
+def fixed_columns(med, rows):
+    """The fixed thresholds measured in any of rows."""
+    return [t for t in FIXED if any((*r, t) in med for r in rows)]
+
+
+def ranking(med, rows):
+    """Every column (fixed thresholds, auto-settings, auto) over `rows`
+    (those where every fixed threshold the rows have and the column were
+    measured): [(column, geometric mean of time / the row's best fixed
+    time, worst row's ratio, rows)], best first."""
+    fixed = fixed_columns(med, rows)
+    complete = [r for r in rows if all((*r, t) in med for t in fixed)]
+    out = []
+    for col in (*fixed, AUTO_SETTINGS, AUTO):
+        ratios = column_ratios(med, complete, col)
+        if ratios and len(ratios) == len(complete):
+            out.append((col, geomean(ratios.values()), max(ratios.values()), len(ratios)))
+    return sorted(out, key=lambda x: (x[1], thr_key(x[0])))
+
+
+def across_rows(med, rows, a, b):
+    """a's time over b's across rows (medians per row, the rows as the
+    sample): (rows, lower, geometric mean, upper), one-sided 95 % bounds."""
+    return bounds_of([math.log(med[(*r, a)][0] / med[(*r, b)][0]) for r in rows
+                      if (*r, a) in med and (*r, b) in med])
+
+
+def best_constant(rank):
+    """The fixed threshold that comes closest to every row's best (lowest
+    geometric mean; ranking() order), chosen in hindsight: (column,
+    geomean, worst, rows), or None."""
+    return next((x for x in rank if is_fixed(x[0])), None)
+
+
+def group_of(row):
+    return row[:3]
+
+
+def group_verdict(med, reps, rows):
+    """The criteria for one group's rows: dict with the geometric means of
+    auto / best, auto-settings / best and auto / stock, the worst row, the
+    rows' paired verdicts against stock, the best constant in hindsight
+    and whether each criterion is met."""
+    sc = score_rows(med, reps, rows)
+    if not sc:
+        return None
+    rank = ranking(med, [s["row"] for s in sc])
+    const = best_constant(rank)
+    stock = [verdicts(s)[1] for s in sc]
+    settings = [s["settings_vs_best"] for s in sc if s["settings_vs_best"]]
+    gb = geomean([s["vs_best"] for s in sc])
+    return dict(scores=sc, rows=len(sc), auto_vs_best=gb,
+                worst=max(sc, key=lambda s: s["vs_best"]),
+                settings_vs_best=geomean(settings) if settings else None,
+                auto_vs_stock=geomean([s["vs_stock"] for s in sc]),
+                above_stock=[s for s, v in zip(sc, stock) if v == "above"],
+                undecided_stock=[s for s, v in zip(sc, stock) if v in ("undecided", "-")],
+                constant=const, rank=rank,
+                best_met=gb <= PROFILE_BEST_LIMIT,
+                stock_met=not any(v == "above" for v in stock))
+
+
+def overall_verdict(med, rows):
+    """Across every row: the ranking, and whether auto's geometric mean is
+    lower than every fixed threshold's, with auto over the best constant
+    across rows (bounds)."""
+    rank = ranking(med, rows)
+    auto = next((x for x in rank if x[0] == AUTO), None)
+    const = best_constant(rank)
+    if auto is None or const is None:
+        return None
+    complete = [r for r in rows if all((*r, t) in med for t in (*fixed_columns(med, rows), AUTO))]
+    return dict(rank=rank, auto=auto, constant=const,
+                beats_every_fixed=all(auto[1] < x[1] for x in rank if is_fixed(x[0])),
+                vs_constant=across_rows(med, complete, AUTO, const[0]))
+
+
+def calibration_threshold(note, workload):
+    """The calibrated threshold of a workload's table from a calibration
+    row's note (parsed JSON), or None."""
+    per = note.get("workloads", {}).get(workload)
+    return per.get("calibrated_threshold") if per else None

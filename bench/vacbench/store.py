@@ -4,17 +4,28 @@ is measured already."""
 
 import csv
 
-CSV_FIELDS = ("phase", "server", "major", "mode", "profile", "pages", "frac", "rep",
-              "threshold", "ms", "scanned", "rel_pages", "reads", "penalised", "note")
+# reads ... probe_unsupported: bench/slowread.c's counters during the timed
+# VACUUM (harness.COUNTERS); modified: pages the point left not all-visible.
+CSV_FIELDS = ("phase", "server", "major", "mode", "profile", "workload", "pages", "frac",
+              "rep", "threshold", "ms", "scanned", "rel_pages", "modified", "reads",
+              "penalised", "bytes", "uncached", "uncached_bytes", "delay_us",
+              "probe_unsupported", "note")
 
 # The fields that name a point: a second row with the same key is never taken.
-KEY_FIELDS = ("phase", "server", "mode", "profile", "pages", "frac", "rep", "threshold")
+KEY_FIELDS = ("phase", "server", "mode", "profile", "workload", "pages", "frac", "rep",
+              "threshold")
 
 
 def read_rows(path):
-    """The rows of a runs.csv, as dicts of strings."""
+    """The rows of a runs.csv, as dicts of strings.  A runs.csv of another
+    layout (an earlier benchmark's) is refused: its points are not this
+    benchmark's."""
     with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+        reader = csv.DictReader(f)
+        if reader.fieldnames is not None and tuple(reader.fieldnames) != CSV_FIELDS:
+            raise SystemExit(f"{path}: written by an earlier version of the benchmark (fields "
+                             f"{', '.join(reader.fieldnames)}); use a new result directory")
+        return list(reader)
 
 
 class Results:
@@ -42,6 +53,11 @@ class Results:
         return next(r for r in self.rows if self.key(r) == k)
 
     def add(self, **kw):
+        if self.have(**kw):
+            raise ValueError(f"runs.csv has this point already: {self.key(kw)}")
+        unknown = set(kw) - set(CSV_FIELDS)
+        if unknown:
+            raise ValueError(f"not runs.csv fields: {sorted(unknown)}")
         row = {k: kw.get(k, "") for k in CSV_FIELDS}
         row = {k: (f"{v:.3f}" if isinstance(v, float) and k == "ms" else v)
                for k, v in row.items()}

@@ -1,0 +1,189 @@
+"""The report's verdict: the autotuner against every fixed threshold across
+all rows, per group (server, I/O mode, storage profile) and per profile,
+against the criteria of stats.py, and what the run can and cannot tell.
+Each section writes through the line writer p."""
+
+from bench.vacbench.plan import SIZES, max_reps_of
+from bench.vacbench.stats import (AUTO, AUTO_SETTINGS, PROFILE_BEST_LIMIT, ROW_BEST_LIMIT,
+                                  STOCK_LIMIT, best_constant, group_of, group_verdict,
+                                  overall_verdict, ranking, rows_of, score_rows, verdicts)
+
+
+def used(sweep, group, column, workload=None):
+    """The all-frozen thresholds a column's VACUUMs used in a group (from
+    their VERBOSE line), as text."""
+    got = sorted({int(r["note"].split("skip thresholds ")[1].split("/")[0]) for r in sweep
+                  if (r["server"], r["mode"], r["profile"]) == group and r["threshold"] == column
+                  and (workload is None or r["workload"] == workload)
+                  and "skip thresholds " in r["note"]})
+    return "/".join(map(str, got)) or "?"
+
+
+def bounds_text(b):
+    return "–" if b is None else f"{b[2]:.2f} [{b[1]:.2f}, {b[3]:.2f}]"
+
+
+def rank_table(p, rank):
+    p("| rank | column | geometric mean of time / row's best fixed | worst row | rows |")
+    p("|---|---|---|---|---|")
+    for i, (col, gm, worst, n) in enumerate(rank, 1):
+        name = {AUTO: "**auto** (calibrated)", AUTO_SETTINGS: "auto-settings"}.get(col, col)
+        p(f"| {i} | {name} | {gm:.3f} | {worst:.2f} | {n} |")
+    p("")
+
+
+def overall_section(p, med, rows):
+    """Every row of every group together; returns a summary line or None."""
+    p("### Across every profile, server, I/O mode and workload\n")
+    ov = overall_verdict(med, rows)
+    if ov is None:
+        p("Not enough measured yet.\n")
+        return None
+    p("For each column, the geometric mean over all rows of its median time over the "
+      "row's best fixed threshold's (1.000 = always the best fixed threshold), ranked. "
+      "The claim an autotuner exists to make: no constant does as well everywhere.\n")
+    rank_table(p, ov["rank"])
+    const = ov["constant"]
+    b = ov["vs_constant"]
+    side = ("undecided" if b is None or b[1] <= 1 <= b[3]
+            else "auto faster" if b[3] < 1 else "auto slower")
+    p(f"Criterion: auto's geometric mean ({ov['auto'][1]:.3f}) below every fixed "
+      f"threshold's: **{'met' if ov['beats_every_fixed'] else 'NOT met'}**. The best "
+      f"single fixed threshold over all rows, chosen in hindsight, is {const[0]} "
+      f"({const[1]:.3f}); auto over it, row by row (medians, the rows as the sample, "
+      f"one-sided 95 % bounds): {bounds_text(b)}: {side}.\n")
+    return (f"across {ov['auto'][3]} rows: auto {ov['auto'][1]:.3f} × best, best constant "
+            f"{const[0]} {const[1]:.3f}, auto-settings "
+            + next((f"{x[1]:.3f}" for x in ov["rank"] if x[0] == AUTO_SETTINGS), "–")
+            + f"; auto beats every fixed threshold: {'yes' if ov['beats_every_fixed'] else 'NO'}")
+
+
+def group_section(p, med, reps, sweep, rows):
+    """The criteria per group; returns summary lines."""
+    p("### Per storage profile, server and I/O mode\n")
+    p(f"Per group, over its rows: auto / best fixed (geometric mean, worst row); "
+      f"auto-settings / best; auto / stock (32), each row paired by repetition "
+      f"(one-sided 95 % bounds on the geometric mean of the repetitions' ratios) and judged "
+      f"against {STOCK_LIMIT:.2f}: above (decided), undecided, within or the same work; "
+      "the fixed threshold closest to every row's best in hindsight for the group. "
+      f"Criteria: auto / best ≤ {PROFILE_BEST_LIMIT:.2f} (geometric mean) and no row above "
+      f"{STOCK_LIMIT:.2f} × stock.\n")
+    p("| profile | server, I/O | rows | threshold: settings → auto used | auto / best "
+      "(worst row) | auto-settings / best | auto / stock | vs stock: above / undecided / "
+      "within or same | best constant | "
+      f"≤ {PROFILE_BEST_LIMIT:.2f} × best | none above stock |")
+    p("|---|---|---|---|---|---|---|---|---|---|---|")
+    out = []
+    groups = sorted({group_of(r) for r in rows}, key=lambda g: (g[2], g[0], g[1]))
+    for g in groups:
+        v = group_verdict(med, reps, [r for r in rows if group_of(r) == g])
+        if v is None:
+            continue
+        w = v["worst"]
+        within = v["rows"] - len(v["above_stock"]) - len(v["undecided_stock"])
+        c = v["constant"]
+        sv = "–" if v["settings_vs_best"] is None else f"{v['settings_vs_best']:.3f}"
+        p(f"| {g[2]} | {g[0]}, {g[1]} | {v['rows']} | {used(sweep, g, AUTO_SETTINGS)} → "
+          f"{used(sweep, g, AUTO)} | {v['auto_vs_best']:.3f} ({w['vs_best']:.2f}: {w['row'][3]} "
+          f"{w['frac']:g} vs {w['best_t']}) | {sv} | {v['auto_vs_stock']:.3f} | "
+          f"{len(v['above_stock'])} / {len(v['undecided_stock'])} / {within} | "
+          f"{c[0] if c else '–'}: {c[1]:.3f} | {'yes' if v['best_met'] else 'NO'} | "
+          f"{'yes' if v['stock_met'] else 'NO'} |")
+        out.append(f"{g[2]} {g[0]} {g[1]}: auto {v['auto_vs_best']:.2f} × best (criterion "
+                   f"{'met' if v['best_met'] else 'NOT met'}), settings {sv}, "
+                   f"{len(v['above_stock'])} rows above stock, "
+                   f"{len(v['undecided_stock'])} undecided")
+    p("")
+    return out
+
+
+def profile_section(p, med, rows, profiles):
+    """Per profile, every server, I/O mode and workload together."""
+    p("### Per storage profile, all its servers, I/O modes and workloads\n")
+    p("| profile | rows | auto | auto-settings | best constant in hindsight | auto "
+      f"≤ {PROFILE_BEST_LIMIT:.2f} × best |")
+    p("|---|---|---|---|---|---|")
+    for prof in profiles:
+        rank = ranking(med, [r for r in rows if r[2] == prof])
+        if not rank:
+            continue
+        by = {x[0]: x for x in rank}
+        c = best_constant(rank)
+        a, s = by.get(AUTO), by.get(AUTO_SETTINGS)
+        p(f"| {prof} | {a[3] if a else c[3]} | {f'{a[1]:.3f}' if a else '–'} | "
+          f"{f'{s[1]:.3f}' if s else '–'} | {c[0]}: {c[1]:.3f} | "
+          f"{('yes' if a[1] <= PROFILE_BEST_LIMIT else 'NO') if a else '–'} |")
+    p("")
+
+
+def losses_section(p, med, reps, sweep, rows):
+    """Rows where auto lost beyond noise."""
+    lost = []
+    for sc in score_rows(med, reps, rows):
+        vb, vs = verdicts(sc)
+        if vs == "above" or vb == "above":
+            lost.append((sc, vb, vs))
+    p("### Rows where auto lost beyond noise\n")
+    if not lost:
+        p(f"None: no row's paired auto / stock is above {STOCK_LIMIT:.2f} and no row's "
+          f"paired auto / best above {ROW_BEST_LIMIT:.2f} beyond its bounds.\n")
+        return
+    p("| row | auto used | best (ms) | auto ms | 32 ms | paired auto / best | paired auto / "
+      "stock |")
+    p("|---|---|---|---|---|---|---|")
+    for sc, vb, vs in lost:
+        g = group_of(sc["row"])
+        p(f"| {' '.join(g)} {sc['row'][3]} {sc['frac']:g} | {used(sweep, g, AUTO, sc['row'][3])}"
+          f" | {sc['best_t']} ({sc['best']:.1f}) | {sc['auto']:.1f} | {sc['stock']:.1f} | "
+          f"{bounds_text(sc['paired_best'])}: {vb} | {bounds_text(sc['paired_stock'])}: {vs} |")
+    p("")
+
+
+def limits_section(p, size, cfg, med, reps, rows, calib):
+    """What the reader can and cannot conclude."""
+    sc = score_rows(med, reps, rows)
+    capped = [s for s in sc if s["n"] >= max_reps_of(cfg) and
+              not all(v in ("within", "above", "same work") for v in verdicts(s))]
+    p("### What this run can and cannot tell\n")
+    p(f"- **Size**: {len(rows)} rows ({size} size: {', '.join(cfg['workloads'])}; "
+      f"{cfg['sweep_pages']:,} pages per table, pgbench scale {cfg['pgbench_scale']}), "
+      f"{cfg['reps']} repetitions per row, up to {max_reps_of(cfg)} where a row's paired "
+      f"verdicts (auto vs best at {ROW_BEST_LIMIT:.2f}, auto vs stock at {STOCK_LIMIT:.2f}) "
+      f"were undecided; {len(capped)} rows stayed undecided at the cap. An undecided row "
+      "says the repetitions cannot tell, not that auto is as good.")
+    p("- **Noise**: the best fixed threshold is picked from the same repetitions, which "
+      "favours it: 'above' against it leans against auto, and a ratio a little over 1.00 "
+      "is expected even where auto chose the best threshold. Rows where auto read exactly "
+      "what another column read are 'the same work' (one VACUUM timed twice).")
+    p("- **Emulated storage**: apart from 'disk', the profiles are bench/slowread.c's "
+      "sleeps on this machine's disk, not real devices: they show whether the autotuner "
+      "follows the storage it is given (calibrate() measures the same emulation VACUUM "
+      "sees), not how it does on any particular cloud volume. Buffered reads keep the "
+      "kernel's readahead, whose extra pages the emulation does not charge.")
+    p(f"- **One machine**, {len({r['server'] for r in calib}) or 'its'} server(s), one "
+      "VACUUM at a time, no concurrent workload; VACUUM of a table that was frozen, "
+      "changed once and checkpointed.")
+    if size != "full":
+        full = SIZES["full"]
+        p("- **Left out at this size**: what `BENCH=full` adds: "
+          + "; ".join(f"{w} at {', '.join(f'{f:g}' for f in full['fracs'][w])}"
+                      for w in full["workloads"])
+          + f" ({full['sweep_pages']:,}-page tables, pgbench scale {full['pgbench_scale']}), "
+          f"{full['reps']} repetitions up to {max_reps_of(full)}.")
+    p("")
+
+
+def verdict_section(p, size, cfg, med, reps, sweep, calib):
+    """The verdict; returns summary lines for the terminal."""
+    p("## Verdict\n")
+    rows = rows_of(med)
+    out = []
+    line = overall_section(p, med, rows)
+    if line:
+        out.append(line)
+    out += group_section(p, med, reps, sweep, rows)
+    profile_section(p, med, rows, cfg["profiles"])
+    losses_section(p, med, reps, sweep, rows)
+    limits_section(p, size, cfg, med, reps, rows, calib)
+    return out
+
