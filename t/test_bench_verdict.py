@@ -218,16 +218,19 @@ def test_scope(tmp_path):
 def test_calibration_note():
     """A calibration row's note: calibrate()'s figures and, per workload,
     the thresholds before and after."""
-    cal = dict(rounds=3, io_path="direct reads", run_read_us=[40.0] * 7,
-               gap_read_us=[250.0] * 6, cpu_page_us=0.1, cpu_tuple_us=0.02)
-    explained = {"uniform": dict(all_frozen_threshold=5, all_visible_threshold=5,
+    cal = dict(rounds=3, io_path="direct reads", densities=[0.01, 0.04, 0.15, 0.4],
+               read_us=[[250.0] * 6] * 4, cpu_page_us=0.1, cpu_tuple_us=0.02)
+    explained = {"uniform": dict(all_frozen_threshold=4, all_visible_threshold=4,
                                  cost_source="calibration", tuples_per_page=96.0,
-                                 skip_costs=[210.0] * 6, through_costs=[42.0] * 6,
+                                 settings_skip_cost=11.0, map_density=0.05,
+                                 costs=[210.0, 190.0, 180.0, 185.0, 200.0, 230.0],
                                  io_method="worker")}
     note = json.loads(harness.calibration_note(cal, {"uniform": (10, 10)}, explained))
     assert note["calibrate"] == cal
     assert note["workloads"]["uniform"]["settings_threshold"] == 10
-    assert note["workloads"]["uniform"]["skip_costs"] == [210.0] * 6
-    assert "io_method" not in note["workloads"]["uniform"]     # inputs: not kept
-    assert stats.calibration_threshold(note, "uniform") == 5
+    kept = note["workloads"]["uniform"]
+    assert kept["costs"][2] == 180.0 and kept["map_density"] == 0.05
+    assert kept["settings_skip_cost"] == 11.0
+    assert "io_method" not in kept     # inputs: not kept
+    assert stats.calibration_threshold(note, "uniform") == 4
     assert stats.calibration_threshold(note, "wide") is None
