@@ -27,7 +27,9 @@ FULL_FRACS = {"uniform": (5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3),
 # and wide tables; pgbench_scale: pgbench -i -s; workloads: those run unless
 # --workloads names others of `fracs`; workload_profiles: workloads run under
 # some profiles only; reps: repetitions every row gets, max_reps: the most
-# an undecided row gets; calib_seconds: vacskip.calibrate()'s `seconds`;
+# an undecided row gets; calib_seconds: vacskip.calibrate()'s `seconds`
+# (default and full: calibrate()'s own default, what a DBA runs; at 3 s the
+# slow profiles got one to three rounds);
 # penalty_us: the seek profile's penalty; cached_*: the cached all-frozen
 # VACUUM test.
 SIZES = {
@@ -45,7 +47,7 @@ SIZES = {
                     fracs={"uniform": (2.5e-4, 1e-3), "clustered": (0.05, 0.2),
                            "wide": (5e-3, 0.05), "pgbench": (5e-4, 2e-3)},
                     thresholds=THRESHOLDS, reps=3, max_reps=9,
-                    io_modes=IO_MODES, profiles=ALL_PROFILES, calib_seconds=3,
+                    io_modes=IO_MODES, profiles=ALL_PROFILES, calib_seconds=10,
                     penalty_us=200, cached_pages=60000, cached_reps=51),
     "full": dict(sweep_pages=100000, pgbench_scale=20, shared_buffers="256MB",
                  workloads=("uniform", "clustered", "wide", "pgbench"), fracs=FULL_FRACS,
