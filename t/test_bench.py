@@ -15,16 +15,28 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
 from bench.vacbench import harness, plan, stats, store
 from bench.vacbench.profiles import PROFILES
 from pgkit import TOP
+from pgkit.proc import run
+
+# The unit of bench/slowread.c's tests below: reads of 8 kB, a PostgreSQL
+# page at the default block size (slowread itself knows no page size).
+PAGE = 8192
 
 
 def read_rows(out):
     return store.read_rows(out / "runs.csv")
+
+
+def compiled_block_size(server):
+    """BLCKSZ, the page size the server was built with (its pg_config.h)."""
+    include = Path(run([server.pg_config, "--includedir-server"]).strip())
+    return int(re.search(r"#define BLCKSZ (\d+)", (include / "pg_config.h").read_text())[1])
 
 
 @pytest.mark.patched
@@ -52,7 +64,7 @@ def test_bench_smoke(server, tmp_path):
     assert planned <= got
     # repetitions beyond the plan only for rows the plan's left undecided,
     # whole, and no more than the cap
-    med, reps = stats.medians(sweep), stats.per_rep(sweep)
+    med = stats.medians(sweep)
     for row in stats.rows_of(med):
         mine = [r for r in sweep if stats.row_key(r) == row]
         n = len({r["rep"] for r in mine})
@@ -64,11 +76,12 @@ def test_bench_smoke(server, tmp_path):
             assert stats.wants_more(bm, br, row, n - 1, cfg), row
     assert {r["profile"] for r in sweep} == {p for p in cfg["profiles"]
                                              if server.major in PROFILES[p].majors}
+    block_size = compiled_block_size(server)
     for r in sweep:
         scanned, modified = int(r["scanned"]), int(r["modified"])
         # cold: every page scanned came through a read call, and some
         # went to the device
-        assert int(r["bytes"]) >= scanned * 8192 and int(r["uncached"]) >= 1, r
+        assert int(r["bytes"]) >= scanned * block_size and int(r["uncached"]) >= 1, r
         if r["threshold"] == "1":
             # threshold 1 skips every all-frozen page but the last: it reads
             # exactly the modified pages, and the last page if unmodified
@@ -138,17 +151,17 @@ def test_bench_smoke(server, tmp_path):
 
 
 # A child process that reads a file under slowread and prints the time of
-# each read; argv: path, direct (0/1), then offsets in 8 kB pages.
-READER = textwrap.dedent("""
+# each read; argv: path, direct (0/1), then offsets in PAGEs.
+READER = textwrap.dedent(f"""
     import mmap, os, sys, time
     path, direct, pages = sys.argv[1], sys.argv[2] == "1", map(int, sys.argv[3:])
     fd = os.open(path, os.O_RDONLY | (os.O_DIRECT if direct else 0))
     os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)     # no readahead
-    buf = mmap.mmap(-1, 8192)                            # aligned for O_DIRECT
+    buf = mmap.mmap(-1, {PAGE})                            # aligned for O_DIRECT
     for p in pages:
         t0 = time.perf_counter()
-        assert os.preadv(fd, [buf], p * 8192) == 8192
-        print(f"{(time.perf_counter() - t0) * 1e6:.0f}")
+        assert os.preadv(fd, [buf], p * {PAGE}) == {PAGE}
+        print(f"{{(time.perf_counter() - t0) * 1e6:.0f}}")
 """)
 
 
@@ -179,11 +192,11 @@ def fresh_file(path):
     with O_DIRECT, evicted until mincore() agrees (on recent kernels a read
     that RWF_NOWAIT turns away starts the I/O it would have waited for, so
     an eviction can race with it)."""
-    buf = mmap.mmap(-1, 64 * 8192)          # aligned, as O_DIRECT wants
-    buf.write(os.urandom(64 * 8192))
+    buf = mmap.mmap(-1, 64 * PAGE)          # aligned, as O_DIRECT wants
+    buf.write(os.urandom(64 * PAGE))
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_DIRECT, 0o644)
     try:
-        assert os.write(fd, buf) == 64 * 8192
+        assert os.write(fd, buf) == 64 * PAGE
     finally:
         os.close(fd)
     for _ in range(100):
@@ -224,8 +237,8 @@ def test_slowread(tmp_path):
     # latency: the uncached read pays at least the latency, the cached
     # re-read of the same page nothing
     us, c = slowread_reads(slow, tmp_path, env("latency", latency_us=20000), [3, 3])
-    assert (c["reads"], c["uncached"], c["penalised"], c["uncached_bytes"]) == (2, 1, 1, 8192)
-    assert us[0] >= 20000 and c["delay_us"] >= 20000 + 8192 // 250
+    assert (c["reads"], c["uncached"], c["penalised"], c["uncached_bytes"]) == (2, 1, 1, PAGE)
+    assert us[0] >= 20000 and c["delay_us"] >= 20000 + PAGE // 250
     assert c["probe_unsupported"] == 0
     # direct I/O: every read goes to the device
     _, c = slowread_reads(slow, tmp_path, env("latency", latency_us=1000), [3, 3, 9], True)

@@ -159,9 +159,10 @@ def used_thresholds(report):
     return f"{t[0]}/{t[1]}"
 
 
-def cold_vacuum(conn, slow, mode, files, rel, threshold, block_size=8192):
+def cold_vacuum(conn, slow, mode, files, rel, threshold, block_size):
     """Make rel cold, then time VACUUM (VERBOSE) rel at `threshold` (a
     number, or -1) with the storage emulation on: (ms, report, counters).
+    block_size: the server's page size in bytes.
     Raises when the VACUUM did not read cold: every page it scanned must
     have come through a read call (none from shared buffers) and, when it
     scanned any, at least one read must have gone to the device."""

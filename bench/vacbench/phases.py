@@ -223,7 +223,7 @@ class Bench:
             if col == stats.AUTO_SETTINGS:
                 note += f"; settings threshold {thr}"
             ms, report, c = harness.cold_vacuum(conn, self.slow, mode, files[w], table.relation,
-                                                thr)
+                                                thr, node.block_size)
             self.res.add(**self.plan.key(server, mode, profile, w, f, rep, col),
                          major=server.major, ms=ms, scanned=report.scanned,
                          rel_pages=report.rel_pages, modified=modified, **c,
