@@ -29,7 +29,7 @@ FULL_FRACS = {"uniform": (5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3),
 # some profiles only; reps: repetitions every row gets, max_reps: the most
 # an undecided row gets; calib_seconds: vacskip.calibrate()'s `seconds`
 # (default and full: calibrate()'s own default, what a DBA runs; at 3 s the
-# slow profiles got one to three rounds);
+# emulated profiles got one to five rounds);
 # penalty_us: the seek profile's penalty; cached_*: the cached all-frozen
 # VACUUM test.
 SIZES = {
