@@ -157,7 +157,7 @@ READER = textwrap.dedent(f"""
     path, direct, pages = sys.argv[1], sys.argv[2] == "1", map(int, sys.argv[3:])
     fd = os.open(path, os.O_RDONLY | (os.O_DIRECT if direct else 0))
     os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)     # no readahead
-    buf = mmap.mmap(-1, {PAGE})                            # aligned for O_DIRECT
+    buf = mmap.mmap(-1, {PAGE})                          # aligned for O_DIRECT
     for p in pages:
         t0 = time.perf_counter()
         assert os.preadv(fd, [buf], p * {PAGE}) == {PAGE}
