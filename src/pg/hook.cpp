@@ -31,8 +31,8 @@ vacskip_skip_threshold_hook(Relation rel, const struct VacuumParams *params,
 		if (prev_skip_threshold_hook)
 			prev_skip_threshold_hook(rel, params, aggressive, rel_pages,
 									 thresholds);
-		(void) rel_pages;
-		const vacskip::Decision d = vacskip::pg::decide_for(rel, params, aggressive ? 1 : 0);
+		const vacskip::Decision d = vacskip::pg::decide_for(rel, params, aggressive ? 1 : 0,
+															  rel_pages);
 
 		thresholds->all_frozen = d.thresholds.all_frozen;
 		thresholds->all_visible = d.thresholds.all_visible;

@@ -155,12 +155,12 @@ walk_visibility_map(Relation rel, BlockNumber rel_pages, bool aggressive,
 
 namespace {
 
-// The map's counts at every threshold the model prices.
+// The map's counts at every threshold the model prices, over rel_pages
+// pages.
 void
-read_map_counts(Relation rel, bool aggressive, vacskip::MapCounts *out)
+read_map_counts(Relation rel, BlockNumber rel_pages, bool aggressive, vacskip::MapCounts *out)
 {
 	vacskip::SimResult results[vacskip::kGapCount];
-	const BlockNumber rel_pages = RelationGetNumberOfBlocks(rel);
 
 	for (int t = 0; t < vacskip::kGapCount; t++)
 		results[t].threshold = vacskip::kGaps[t];
@@ -179,7 +179,7 @@ read_map_counts(Relation rel, bool aggressive, vacskip::MapCounts *out)
 
 void
 read_inputs(Relation rel, const struct VacuumParams *params, int aggressive, Inputs *out,
-			bool walk_map)
+			bool walk_map, BlockNumber rel_pages)
 {
 	Oid			spcid = rel->rd_rel->reltablespace;
 
@@ -194,28 +194,38 @@ read_inputs(Relation rel, const struct VacuumParams *params, int aggressive, Inp
 		&out->calibration.costs : nullptr;
 	out->inputs.tuples_per_page = density(rel);
 	read_freeze(rel, params, &out->inputs.freeze);
-	/* as vacuum_get_cutoffs() decides, where the VACUUM did not say */
+	/*
+	 * As vacuum_get_cutoffs() decides, where the VACUUM did not say:
+	 * aggressive once relfrozenxid (relminmxid) precedes or equals the
+	 * cutoff, i.e. its age reaches the freeze table age.
+	 */
 	const vacskip::FreezeInputs &f = out->inputs.freeze;
 
 	out->aggressive = aggressive >= 0 ? aggressive != 0 :
-		f.relfrozenxid_age > f.freeze_table_age ||
-		f.relminmxid_age > f.multixact_freeze_table_age;
+		f.relfrozenxid_age >= f.freeze_table_age ||
+		f.relminmxid_age >= f.multixact_freeze_table_age;
 	/* the map counts only where a calibration prices it */
 	out->inputs.map = nullptr;
 	if (out->inputs.calibration != nullptr || walk_map)
 	{
-		read_map_counts(rel, out->aggressive, &out->map);
+		read_map_counts(rel, rel_pages != InvalidBlockNumber ? rel_pages :
+						RelationGetNumberOfBlocks(rel), out->aggressive, &out->map);
 		out->inputs.map = &out->map;
 	}
 }
 
 vacskip::Decision
-decide_for(Relation rel, const struct VacuumParams *params, int aggressive)
+decide_for(Relation rel, const struct VacuumParams *params, int aggressive,
+		   BlockNumber rel_pages)
 {
+	const int	setting = threshold_setting();
 	Inputs		in;
 
-	read_inputs(rel, params, aggressive, &in);
-	return vacskip::decide(threshold_setting(), in.inputs);
+	/* a fixed threshold needs none of the relation's inputs */
+	if (setting != vacskip::kThresholdAutotune)
+		return vacskip::decide(setting, vacskip::RelationInputs());
+	read_inputs(rel, params, aggressive, &in, false, rel_pages);
+	return vacskip::decide(setting, in.inputs);
 }
 
 }  // namespace vacskip::pg

@@ -50,14 +50,18 @@ struct Inputs {
 // a manual VACUUM with the session's settings; `aggressive` the VACUUM's
 // (0 or 1), or -1 to predict it from relfrozenxid's and relminmxid's ages.
 // The map is walked where a current calibration needs it, or always with
-// `walk_map`.  `out` must not move afterwards (it points into itself).
+// `walk_map`, over `rel_pages` pages (by default the relation's size now).
+// `out` must not move afterwards (it points into itself).
 void read_inputs(Relation rel, const struct VacuumParams *params, int aggressive,
-				 Inputs *out, bool walk_map = false);
+				 Inputs *out, bool walk_map = false,
+				 BlockNumber rel_pages = InvalidBlockNumber);
 
-// What vacskip chooses for a VACUUM of rel under vacskip.threshold: the
-// inputs above given to the model.  The hook's answer, and the SQL
-// functions' (params nullptr: a manual VACUUM with this session's settings;
-// aggressive -1).
-vacskip::Decision decide_for(Relation rel, const struct VacuumParams *params, int aggressive);
+// The hook's answer for a VACUUM of rel under vacskip.threshold: the inputs
+// above given to the model (the SQL functions call read_inputs() and
+// decide() themselves, to show the inputs too).  `params` and `aggressive`
+// the VACUUM's, `rel_pages` its count of the relation's pages.  A fixed
+// vacskip.threshold reads no input of the relation.
+vacskip::Decision decide_for(Relation rel, const struct VacuumParams *params, int aggressive,
+							 BlockNumber rel_pages);
 
 }  // namespace vacskip::pg
