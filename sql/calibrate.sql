@@ -56,9 +56,18 @@ SELECT tablespace, rounds >= 1 AS measured, seconds > 0 AS took_time,
        (SELECT bool_and(r > 0) FROM unnest(read_us) r) AS reads_ok,
        cpu_page_us >= 0 AND cpu_tuple_us >= 0 AS cpu_ok
 FROM vacskip.calibrate(seconds => 0.5);
+-- after a plain VACUUM every page is all-visible: only the last page must
+-- be read; with the hook the threshold is the cheapest of the priced ones
+-- (a tie keeps the larger), without it stock's
 SELECT calibration LIKE 'measured % with %' AS calibrated, cost_source, cost_unit,
-       round(map_density::numeric, 3) AS map_density, array_length(costs, 1) AS costs,
-       all_frozen_threshold BETWEEN 1 AND 32 AS threshold_ok,
+       map_density = 1.0 / (SELECT relpages FROM pg_class WHERE oid = 'vs_c'::regclass)
+         AS last_page_only,
+       array_length(costs, 1) AS costs,
+       all_frozen_threshold =
+         CASE WHEN vacskip.hook_active()
+              THEN (SELECT g FROM unnest(costs, ARRAY[1, 2, 4, 8, 16, 32]) AS u(c, g)
+                    ORDER BY c, g DESC LIMIT 1)
+              ELSE 32 END AS threshold_ok,
        reason LIKE CASE WHEN vacskip.hook_active()
                         THEN 'autotuned from the storage measured by vacskip.calibrate()%'
                         ELSE 'this server has no skip threshold hook%' END AS reason_ok
