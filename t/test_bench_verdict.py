@@ -193,7 +193,7 @@ def test_scope(tmp_path):
     assert cfg["profiles"] == ("seek", "latency")
     assert cfg["workloads"] == ("uniform", "clustered")
     assert cfg["fracs"]["uniform"] == (1e-3,) and cfg["fracs"]["clustered"] == (0.1,)
-    assert cfg["reps"] == 4 and plan.max_reps_of(cfg) == 4 * stats.MAX_REPS_FACTOR
+    assert cfg["reps"] == 4 and stats.max_reps(cfg) == 4 * stats.MAX_REPS_FACTOR
     again = dict(full)      # a resumed run or --report-only gets the same scope
     assert set(plan.apply_scope(again, tmp_path)) == {"profiles", "fracs", "reps", "workloads"}
     assert again["fracs"] == cfg["fracs"] and again["profiles"] == cfg["profiles"]
@@ -206,7 +206,7 @@ def test_scope(tmp_path):
     more = dict(full)
     (tmp_path / "r").mkdir()
     plan.apply_scope(more, tmp_path / "r", reps="5,11")
-    assert more["reps"] == 5 and plan.max_reps_of(more) == 11
+    assert more["reps"] == 5 and stats.max_reps(more) == 11
     for kw in (dict(profiles="fast"), dict(profiles=""), dict(fracs="0.3"), dict(fracs="x"),
                dict(fracs="wide:1e-3"), dict(workloads="tpcc"), dict(reps="0"),
                dict(reps="5,x"), dict(reps="1,2,3"), dict(reps="5,4")):

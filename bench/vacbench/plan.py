@@ -7,7 +7,7 @@ undecided gets more (stats.wants_more()); those are not planned ahead."""
 import random
 
 from bench.vacbench.profiles import PROFILES, applies
-from bench.vacbench.stats import AUTO, AUTO_SETTINGS, MAX_REPS_FACTOR
+from bench.vacbench.stats import AUTO, AUTO_SETTINGS, max_reps
 from bench.vacbench.workloads import WORKLOADS
 
 THRESHOLDS = ("1", "2", "4", "8", "16", "32", AUTO_SETTINGS, AUTO)
@@ -58,12 +58,8 @@ SIZES = {
 
 
 def reps_text(cfg):
-    return (f"{cfg['reps']} repetitions per row, up to {max_reps_of(cfg)} where the paired "
+    return (f"{cfg['reps']} repetitions per row, up to {max_reps(cfg)} where the paired "
             "verdicts are undecided")
-
-
-def max_reps_of(cfg):
-    return cfg.get("max_reps") or MAX_REPS_FACTOR * cfg["reps"]
 
 
 def shuffled(thresholds, seed):
@@ -132,7 +128,11 @@ def _scope_reps(cfg, value):
     if not 1 <= len(n) <= 2 or min(n) < 1 or (len(n) == 2 and n[1] < n[0]):
         raise ValueError(f"--reps: {value}: want N or N,M (M >= N), positive integers")
     cfg["reps"] = n[0]
-    cfg["max_reps"] = n[1] if len(n) == 2 else MAX_REPS_FACTOR * n[0]
+    # N alone: the usual cap for N (stats.max_reps)
+    if len(n) == 2:
+        cfg["max_reps"] = n[1]
+    else:
+        cfg.pop("max_reps", None)
 
 
 SCOPES = (("profiles", _scope_profiles), ("workloads", _scope_workloads),

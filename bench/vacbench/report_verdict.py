@@ -3,10 +3,11 @@ all rows, per group (server, I/O mode, storage profile) and per profile,
 against the criteria of stats.py, and what the run can and cannot tell.
 Each section writes through the line writer p."""
 
-from bench.vacbench.plan import SIZES, max_reps_of
+from bench.vacbench.plan import SIZES
 from bench.vacbench.stats import (AUTO, AUTO_SETTINGS, PROFILE_BEST_LIMIT, ROW_BEST_LIMIT,
-                                  STOCK_LIMIT, best_constant, group_of, group_verdict,
-                                  overall_verdict, ranking, rows_of, score_rows, verdicts)
+                                  STOCK_LIMIT, best_constant, decided, group_of, group_verdict,
+                                  max_reps, overall_verdict, ranking, rows_of, score_rows,
+                                  verdicts)
 
 
 def used(sweep, group, column, workload=None):
@@ -142,12 +143,11 @@ def losses_section(p, med, reps, sweep, rows):
 def limits_section(p, size, cfg, med, reps, rows, calib):
     """What the reader can and cannot conclude."""
     sc = score_rows(med, reps, rows)
-    capped = [s for s in sc if s["n"] >= max_reps_of(cfg) and
-              not all(v in ("within", "above", "same work") for v in verdicts(s))]
+    capped = [s for s in sc if s["n"] >= max_reps(cfg) and not decided(s)]
     p("### What this run can and cannot tell\n")
     p(f"- **Size**: {len(rows)} rows ({size} size: {', '.join(cfg['workloads'])}; "
       f"{cfg['sweep_pages']:,} pages per table, pgbench scale {cfg['pgbench_scale']}), "
-      f"{cfg['reps']} repetitions per row, up to {max_reps_of(cfg)} where a row's paired "
+      f"{cfg['reps']} repetitions per row, up to {max_reps(cfg)} where a row's paired "
       f"verdicts (auto vs best at {ROW_BEST_LIMIT:.2f}, auto vs stock at {STOCK_LIMIT:.2f}) "
       f"were undecided; {len(capped)} rows stayed undecided at the cap. An undecided row "
       "says the repetitions cannot tell, not that auto is as good.")
@@ -169,7 +169,7 @@ def limits_section(p, size, cfg, med, reps, rows, calib):
           + "; ".join(f"{w} at {', '.join(f'{f:g}' for f in full['fracs'][w])}"
                       for w in full["workloads"])
           + f" ({full['sweep_pages']:,}-page tables, pgbench scale {full['pgbench_scale']}), "
-          f"{full['reps']} repetitions up to {max_reps_of(full)}.")
+          f"{full['reps']} repetitions up to {max_reps(full)}.")
     p("")
 
 
