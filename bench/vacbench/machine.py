@@ -8,6 +8,7 @@ import platform
 import re
 import socket
 import subprocess
+import tempfile
 from pathlib import Path
 
 LOAD_FILE = "load.txt"
@@ -25,10 +26,11 @@ def load_average():
     return " ".join(_read("/proc/loadavg").split()[:3])
 
 
-def read_ahead_kb(path="/tmp"):
+def read_ahead_kb(path=None):
     """The kernel's readahead (read_ahead_kb) of the block device holding
-    path, or '?': buffered reads' readahead decides what a miss brings in."""
-    st = os.stat(path)
+    path (by default the temporary directory, where the clusters live), or
+    '?': buffered reads' readahead decides what a miss brings in."""
+    st = os.stat(path or tempfile.gettempdir())
     dev = Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}")
     for cand in (dev / "queue" / "read_ahead_kb", dev / ".." / "queue" / "read_ahead_kb"):
         if cand.exists():
@@ -39,7 +41,8 @@ def read_ahead_kb(path="/tmp"):
 def machine_facts():
     mem = re.search(r"MemTotal:\s+(\d+)", _read("/proc/meminfo"))
     cpu = re.search(r"model name\s*:\s*(.*)", _read("/proc/cpuinfo"))
-    disk = subprocess.run(["findmnt", "-no", "SOURCE,FSTYPE,OPTIONS", "-T", "/tmp"],
+    disk = subprocess.run(["findmnt", "-no", "SOURCE,FSTYPE,OPTIONS", "-T",
+                           tempfile.gettempdir()],
                           stdout=subprocess.PIPE, text=True).stdout.strip()
     debian = _read("/etc/debian_version").strip()
     return {

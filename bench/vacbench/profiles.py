@@ -12,12 +12,6 @@ under its DBA's settings alone (the autotuner's settings path: column
 
 from dataclasses import dataclass, field, replace
 
-# fio 3.33 on this disk (O_DIRECT, libaio, 4 GB file, 2026-11-30): 8 kB
-# random reads 16.5k IOPS at queue depth 1, 66.8k at 16.
-FIO_THIS_DISK = ("fio 3.33 on the disk of the results so far, O_DIRECT, libaio, 4 GB file, "
-                 "2026-11-30: 8 kB random reads 16.5k IOPS at queue depth 1, 66.8k at 16; "
-                 "128 kB sequential reads 934 MB/s at depth 1")
-
 # What a DBA sets for flash or network storage: the planner's cost of a
 # random page close to a sequential one, and many prefetch requests.
 FLASH_SETTINGS = {"random_page_cost": "1.1", "effective_io_concurrency": "200"}
@@ -63,8 +57,8 @@ PROFILES = {p.name: p for p in (
         "effective_io_concurrency 200, maintenance_io_concurrency left at the server's "
         "default",
         description="this machine's disk as it is; slowread only counts the reads (and, "
-        "asking cachestat() first, which buffered reads the page cache could not serve). "
-        + FIO_THIS_DISK + "."),
+        "asking cachestat() first, which buffered reads the page cache could not serve); "
+        "the Machine section says which disk it was."),
     StorageProfile(
         name="seek", mode="seek", emulation={"penalty_us": 200},
         settings={},
