@@ -12,8 +12,8 @@ from pgkit.proc import as_build_user, give_to_build_user, run
 # patched: built from pristine source + patches/pgMAJOR (has the hook)
 # stock:   built from the same pristine source, no patches
 # debian:  Debian's own postgresql-MAJOR package
-# hook:    patches/pgMAJOR up to the hook patch (tools/pgdev variant hook):
-#          the patch level before the optimisations, a reference only
+# hook:    patches/pgMAJOR with the word-at-a-time walk's use in
+#          vacuumlazy.c reverted (tools/pgdev variant hook): a reference only
 VARIANTS = ("patched", "stock", "debian", "hook")
 
 

@@ -3,9 +3,10 @@
 The servers come from VACSKIP_SERVERS, set by tools/test (make test):
 comma-separated NAME=PREFIX entries, NAME being MAJOR-VARIANT with VARIANT
 patched (our build with patches/pgMAJOR), stock (our build of the same
-pristine source), debian (Debian's package) or hook (the series up to the
-hook patch: a reference for tests that compare with the previous patch
-level; no test is generated for it), optionally followed by "+tap" for
+pristine source), debian (Debian's package) or hook (the series with the
+word-at-a-time walk's use in vacuumlazy.c reverted: a reference for tests
+that compare with the per-block lookahead; no test is generated for it),
+optionally followed by "+tap" for
 servers with the TAP test modules, e.g.
 "18-patched+tap=/var/cache/vacskip/.../install".
 
