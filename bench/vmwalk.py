@@ -1,7 +1,7 @@
 """Cached VACUUM of mostly frozen tables: stock, hook-only and word-walk
 servers of one major, timed side by side on the same data directory.
 
-What patches/pg18 0002 and patches/pg15 0004 (the visibility map walked a
+What patches/pg18 0001 and patches/pg15 0003 (the visibility map walked a
 word at a time) change is the cost of passing over skippable pages.  Tables
 (one data directory, built once with the first server):
 

@@ -1,9 +1,10 @@
 """The word-at-a-time visibility map walk decides exactly as the walk before it.
 
-patches/pg18 0002 and patches/pg15 0004 make find_next_unskippable_block()
+patches/pg18 0001 and patches/pg15 0003 make find_next_unskippable_block()
 read the visibility map a 64-bit word at a time.  These tests run the same
 VACUUMs on the same data directory with the patched server and with the
-"hook" build (the series up to the hook patch, one block at a time) and
+"hook" build (the series with the walk's use in vacuumlazy.c reverted, one
+block at a time) and
 require identical VERBOSE output (run-to-run noise masked), relfrozenxid and
 visibility map afterwards; the pages scanned are also checked against the
 model in vacuum_model.py.
