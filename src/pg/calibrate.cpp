@@ -234,6 +234,12 @@ evict(Relation rel)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not open file \"%s\": %m", path)));
+	/*
+	 * The kernel drops only clean pages: write them back first.  With fsync
+	 * = off, smgrimmedsync() after writing the table did not, and the
+	 * first rounds would read the table from the page cache.
+	 */
+	(void) fdatasync(fd);
 	(void) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	CloseTransientFile(fd);
 	/* and read through new descriptors: the kernel's readahead starts anew */
