@@ -79,8 +79,12 @@ bool numbers(const char *text, double *out, int n)
 	return *p == '\0';
 }
 
+}  // namespace
+
 IoMethod io_method_of(const char *name)
 {
+	if (name == nullptr)
+		return IoMethod::kNone;
 	const IoMethod all[] = {IoMethod::kNone, IoMethod::kSync, IoMethod::kWorker,
 							IoMethod::kIoUring, IoMethod::kOther};
 	for (IoMethod m : all)
@@ -88,8 +92,6 @@ IoMethod io_method_of(const char *name)
 			return m;
 	return IoMethod::kOther;
 }
-
-}  // namespace
 
 const char *io_method_name(IoMethod m)
 {

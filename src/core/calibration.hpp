@@ -46,4 +46,8 @@ bool parse_calibration(const char *text, std::size_t len, CalibrationRecord *out
 
 const char *io_method_name(IoMethod m);   // "sync", "worker", ...; "none"
 
+// The reverse: the IoMethod named so; null (a server without io_method) or
+// "none" is kNone, a name vacskip does not know kOther.
+IoMethod io_method_of(const char *name);
+
 }  // namespace vacskip

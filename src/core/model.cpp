@@ -118,15 +118,10 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 		m.source = CostSource::kCalibration;
 		m.cpu_page = c.cpu_page_us + c.cpu_tuple_us * tuples;
 		m.skip_cost = m.seq_cost = 0.0;
-		for (int t = 0; t < kGapCount; t++) {
-			if (map == nullptr) {
-				m.cost[t] = 0.0;
-				continue;
-			}
-			m.cost[t] = static_cast<double>(map->needed) *
-				measured_read_us(c, m.density, kGaps[t]) +
-				static_cast<double>(map->read_through[t]) * m.cpu_page;
-		}
+		for (int t = 0; t < kGapCount; t++)
+			m.cost[t] = map == nullptr ? 0.0 :
+				estimated_cost(m, &c, kGaps[t], map->needed + map->read_through[t],
+							   map->read_through[t], map->io_runs[t]);
 		return m;
 	}
 	// From the settings, in seq_page_cost units.  Read through, the run's L

@@ -8,20 +8,6 @@ namespace vacskip::pg {
 
 namespace {
 
-vacskip::IoMethod
-io_method_of(const char *name)
-{
-	if (name == nullptr)
-		return vacskip::IoMethod::kNone;
-	if (strcmp(name, "sync") == 0)
-		return vacskip::IoMethod::kSync;
-	if (strcmp(name, "worker") == 0)
-		return vacskip::IoMethod::kWorker;
-	if (strcmp(name, "io_uring") == 0)
-		return vacskip::IoMethod::kIoUring;
-	return vacskip::IoMethod::kOther;
-}
-
 // Which settings the tablespace overrides (ALTER TABLESPACE ... SET).
 void
 tablespace_overrides(Oid spcid, StorageSources *sources)
@@ -59,7 +45,7 @@ read_storage_of(Oid spcid, vacskip::StorageInputs *in)
 	get_tablespace_page_costs(spcid, &in->random_page_cost, &in->seq_page_cost);
 	in->effective_io_concurrency = get_tablespace_io_concurrency(spcid);
 	in->maintenance_io_concurrency = get_tablespace_maintenance_io_concurrency(spcid);
-	in->io_method = io_method_of(GetConfigOption("io_method", true, false));
+	in->io_method = vacskip::io_method_of(GetConfigOption("io_method", true, false));
 #if PG_VERSION_NUM >= 180000
 	/* what the read stream uses: the smaller of the two settings */
 	in->io_combine_limit = io_combine_limit;

@@ -362,6 +362,14 @@ void test_calibration_record()
 			  back.direct_io && back.measured_at == 1764600000 && back.rounds == 7 &&
 			  std::string(back.tablespace) == "fast space",
 		  "every field survives");
+	// io_method's names, both ways
+	bool names_ok = true;
+	for (IoMethod m : {IoMethod::kNone, IoMethod::kSync, IoMethod::kWorker,
+					   IoMethod::kIoUring, IoMethod::kOther})
+		names_ok &= io_method_of(io_method_name(m)) == m;
+	check(names_ok && io_method_of(nullptr) == IoMethod::kNone &&
+			  io_method_of("posix_aio") == IoMethod::kOther,
+		  "io_method names: each its own; none on 15 (no setting); an unknown one other");
 	// the I/O path: the same concurrency is the same path
 	StorageInputs now = measured_path(r);
 	check(same_io_path(r, now), "its own path");
