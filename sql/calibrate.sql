@@ -52,7 +52,9 @@ SELECT tablespace, rounds >= 1 AS measured, seconds > 0 AS took_time,
        io_path LIKE CASE WHEN current_setting('server_version_num')::int >= 180000
                          THEN '% reads, io_method %: % in flight'
                          ELSE '% reads, one at a time' END AS path_ok,
-       densities, array_dims(read_us) AS read_dims,
+       -- 1 %, then where a scattered map's mean skippable run is 32 .. 1
+       (SELECT array_agg(round(1 / d::numeric, 9)::float8) FROM unnest(densities) d)
+         AS one_in, array_dims(read_us) AS read_dims,
        (SELECT bool_and(r > 0) FROM unnest(read_us) r) AS reads_ok,
        cpu_page_us >= 0 AND cpu_tuple_us >= 0 AS cpu_ok
 FROM vacskip.calibrate(seconds => 0.5);

@@ -9,7 +9,7 @@ namespace vacskip {
 
 namespace {
 
-constexpr int kFormatVersion = 2;
+constexpr int kFormatVersion = 3;
 
 // Field by field: the value of `key` on its own line of `text`, copied into
 // `value` (at most size - 1 characters); false when absent.

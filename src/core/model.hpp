@@ -43,9 +43,15 @@ constexpr int kGapCount = 6;
 constexpr std::uint32_t kGaps[kGapCount] = {1, 2, 4, 8, 16, 32};
 
 // The densities of pages VACUUM must read (not all-visible) at which
-// calibrate() times reads.
-constexpr int kDensityCount = 4;
-constexpr double kDensities[kDensityCount] = {0.01, 0.04, 0.15, 0.40};
+// calibrate() times reads.  On a map where each page must be read with
+// probability d, the runs of skippable pages between two pages to read
+// average (1 - d) / d pages, which is threshold T at d = 1 / (T + 1): from
+// there on, denser maps have threshold T read most of their runs through,
+// and with buffered reads the kernel's readahead then serves the pages
+// after the runs it skips.  So calibrate() measures at 1 / (T + 1) for each
+// threshold it prices, T = 32 down to 1, and at 1 % for sparse maps.
+constexpr int kDensityCount = 7;
+constexpr double kDensities[kDensityCount] = {0.01, 1.0 / 33, 1.0 / 17, 1.0 / 9, 1.0 / 5, 1.0 / 3, 1.0 / 2};
 
 // What vacskip.calibrate() measured on one tablespace's storage through the
 // server's own read path, cold, in microseconds.

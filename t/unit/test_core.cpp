@@ -186,14 +186,27 @@ void test_measured_read_us()
 	for (int d = 0; d < kDensityCount; d++)
 		for (int t = 0; t < kGapCount; t++)
 			c.read_us[d][t] = (d + 1) * 100.0 + t;
-	check(near(measured_read_us(c, 0.04, 8), 203), "a measured point");
-	check(near(measured_read_us(c, 0.001, 1), 100) && near(measured_read_us(c, 0.9, 64), 405),
+	check(near(measured_read_us(c, 1.0 / 33, 8), 203), "a measured point");
+	check(near(measured_read_us(c, 0.001, 1), 100) && near(measured_read_us(c, 0.9, 64), 705),
 		  "beyond the measured densities and thresholds: the nearest");
-	// halfway in the logarithms: 0.02 between 0.01 and 0.04, 2.83 between 2 and 4
-	check(near(measured_read_us(c, 0.02, 1), std::sqrt(100.0 * 200.0)),
+	// halfway in the logarithms: between 0.01 and 1 / 33, 2.83 between 2 and 4
+	check(near(measured_read_us(c, std::sqrt(0.01 / 33), 1), std::sqrt(100.0 * 200.0)),
 		  "between densities: the geometric mean at the middle");
 	check(near(measured_read_us(c, 0.01, std::sqrt(8.0)), std::sqrt(101.0 * 102.0)),
 		  "between thresholds: the same");
+}
+
+void test_calibrated_densities()
+{
+	// where a scattered map's mean run of skippable pages, (1 - d) / d,
+	// is each priced threshold, sparsest first, after 1 %
+	bool ok = kDensities[0] == 0.01;
+	for (int t = 0; t < kGapCount; t++) {
+		const double d = kDensities[kDensityCount - 1 - t];
+		ok &= near((1 - d) / d, kGaps[t]);
+	}
+	check(ok && kDensityCount == kGapCount + 1,
+		  "densities: 1 %, then a mean skippable run of 32, 16, 8, 4, 2, 1 pages");
 }
 
 void test_model_calibrated()
@@ -340,7 +353,7 @@ void test_calibration_record()
 {
 	CalibrationRecord r;
 	r.costs = flat(50.5, 0.75, 0.0625);
-	r.costs.read_us[3][5] = 48.125;
+	r.costs.read_us[kDensityCount - 1][5] = 48.125;
 	r.costs.read_us[0][1] = 333.5;
 	r.server_major = 18;
 	r.direct_io = true;
@@ -356,7 +369,8 @@ void test_calibration_record()
 	const int n = format_calibration(r, text, sizeof(text));
 	CalibrationRecord back;
 	check(n > 0 && parse_calibration(text, n, &back), "a record reads back");
-	check(near(back.costs.read_us[1][1], 50.5) && near(back.costs.read_us[3][5], 48.125) &&
+	check(near(back.costs.read_us[1][1], 50.5) &&
+			  near(back.costs.read_us[kDensityCount - 1][5], 48.125) &&
 			  near(back.costs.read_us[0][1], 333.5) &&
 			  near(back.costs.cpu_tuple_us, 0.0625) && back.io_method == IoMethod::kWorker &&
 			  back.direct_io && back.measured_at == 1764600000 && back.rounds == 7 &&
@@ -388,8 +402,9 @@ void test_calibration_record()
 	CalibrationRecord x;
 	check(!parse_calibration(text, n / 2, &x), "a truncated file");
 	std::string v2 = good;
-	v2.replace(v2.find("version 2"), 9, "version 9");
-	check(!parse_calibration(v2.data(), v2.size(), &x), "another format version");
+	v2.replace(v2.find("version 3"), 9, "version 2");
+	check(!parse_calibration(v2.data(), v2.size(), &x),
+		  "another format version (2: four densities)");
 	std::string neg = good;
 	neg.replace(neg.find("read_us_2 "), 10, "read_us_2 -");
 	check(!parse_calibration(neg.data(), neg.size(), &x), "a negative read cost");
@@ -564,6 +579,7 @@ int main()
 	test_model_settings();
 	test_read_concurrency();
 	test_measured_read_us();
+	test_calibrated_densities();
 	test_model_calibrated();
 	test_model_monotonic();
 	test_model_read_through();
