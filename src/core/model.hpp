@@ -51,7 +51,8 @@ constexpr std::uint32_t kGaps[kGapCount] = {1, 2, 4, 8, 16, 32};
 // after the runs it skips.  So calibrate() measures at 1 / (T + 1) for each
 // threshold it prices, T = 32 down to 1, and at 1 % for sparse maps.
 constexpr int kDensityCount = 7;
-constexpr double kDensities[kDensityCount] = {0.01, 1.0 / 33, 1.0 / 17, 1.0 / 9, 1.0 / 5, 1.0 / 3, 1.0 / 2};
+constexpr double kDensities[kDensityCount] = {
+	0.01, 1.0 / 33, 1.0 / 17, 1.0 / 9, 1.0 / 5, 1.0 / 3, 1.0 / 2};
 
 // What vacskip.calibrate() measured on one tablespace's storage through the
 // server's own read path, cold, in microseconds.
