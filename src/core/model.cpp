@@ -90,7 +90,9 @@ void locate(const double *xs, int n, double x, int *i, double *w)
 
 double measured_read_us(const Calibration &c, double density, double threshold)
 {
-	static const double gaps[kGapCount] = {1, 2, 4, 8, 16, 32};
+	double gaps[kGapCount];
+	for (int t = 0; t < kGapCount; t++)
+		gaps[t] = kGaps[t];
 	int di, ti;
 	double dw, tw;
 	locate(kDensities, kDensityCount, density, &di, &dw);
