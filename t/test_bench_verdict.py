@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from bench.vacbench import harness, plan, stats, store
+from bench.vacbench import harness, plan, report_verdict, stats, store
 
 G = ("18-patched", "direct", "latency")
 
@@ -234,3 +234,14 @@ def test_calibration_note():
     assert "io_method" not in kept     # inputs: not kept
     assert stats.calibration_threshold(note, "uniform") == 4
     assert stats.calibration_threshold(note, "wide") is None
+
+
+def test_thresholds_used_per_row():
+    """The lost rows' 'auto used' is the row's own: its fraction only."""
+    def r(frac, t):
+        return dict(server=G[0], mode=G[1], profile=G[2], workload="uniform", frac=str(frac),
+                    threshold="auto", note=f"calibrated threshold {t}; skip thresholds {t}/{t}")
+    sweep = [r(0.00025, 16), r(0.00025, 16), r(0.001, 8), r(0.001, 32)]
+    assert report_verdict.used(sweep, G, "auto", "uniform", 0.00025) == "16"
+    assert report_verdict.used(sweep, G, "auto", "uniform", 0.001) == "8/32"
+    assert report_verdict.used(sweep, G, "auto", "uniform") == "8/16/32"

@@ -10,12 +10,13 @@ from bench.vacbench.stats import (AUTO, AUTO_SETTINGS, PROFILE_BEST_LIMIT, ROW_B
                                   verdicts)
 
 
-def used(sweep, group, column, workload=None):
-    """The all-frozen thresholds a column's VACUUMs used in a group (from
-    their VERBOSE line), as text."""
+def used(sweep, group, column, workload=None, frac=None):
+    """The all-frozen thresholds a column's VACUUMs used in a group, or in
+    one of its rows (from their VERBOSE line), as text."""
     got = sorted({int(r["note"].split("skip thresholds ")[1].split("/")[0]) for r in sweep
                   if (r["server"], r["mode"], r["profile"]) == group and r["threshold"] == column
                   and (workload is None or r["workload"] == workload)
+                  and (frac is None or float(r["frac"]) == frac)
                   and "skip thresholds " in r["note"]})
     return "/".join(map(str, got)) or "?"
 
@@ -134,7 +135,7 @@ def losses_section(p, med, reps, sweep, rows):
     p("|---|---|---|---|---|---|---|")
     for sc, vb, vs in lost:
         g = group_of(sc["row"])
-        p(f"| {' '.join(g)} {sc['row'][3]} {sc['frac']:g} | {used(sweep, g, AUTO, sc['row'][3])}"
+        p(f"| {' '.join(g)} {sc['row'][3]} {sc['frac']:g} | {used(sweep, g, AUTO, sc['row'][3], sc['frac'])}"
           f" | {sc['best_t']} ({sc['best']:.1f}) | {sc['auto']:.1f} | {sc['stock']:.1f} | "
           f"{bounds_text(sc['paired_best'])}: {vb} | {bounds_text(sc['paired_stock'])}: {vs} |")
     p("")
