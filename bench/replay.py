@@ -1,0 +1,205 @@
+"""Replay the autotuner's choices on a finished `make bench` run.
+
+A default or full run measures every fixed threshold on every row, side by
+side, and keeps each profile's calibration (runs.csv, phase calib).  Given
+those, which threshold a cost model chooses for a row, and what that
+threshold measured there, follow without another VACUUM: the rows' maps
+are rebuilt from the workloads' seeds (bench/vacbench/workloads.py), walked
+as VACUUM walks them, and priced with the run's own calibration.  So a
+model is judged on the very measurements of the fixed thresholds, and two
+models on the same runs are paired by construction.  The models:
+
+  current  src/core/model.cpp's calibrated path (model.md, revision 8),
+           transcribed: needed * read_us(density, T) + read_through(T) * work;
+           checked against the threshold the run's autotuner chose wherever
+           the run was made with this revision
+
+A replay judges a model on runs already seen; a fresh `make bench` judges
+it on new measurements, calibrations included.  Rows whose map cannot be
+rebuilt (pgbench), or whose rebuilt map does not read what the run's
+VACUUMs scanned at every threshold, are left out and counted.
+
+Usage (from the repository root):
+  python3 -m bench.replay bench/results/DIR [DIR ...]
+"""
+
+import argparse
+import csv
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+
+from bench.vacbench import workloads
+
+GAPS = (1, 2, 4, 8, 16, 32)
+
+
+def map_counts(needed_pages, rel_pages):
+    """What VACUUM reads on a map whose pages to read are needed_pages (the
+    last page always): pages to read, and per threshold the skippable pages
+    read through and the runs of consecutive pages read."""
+    pages = sorted(set(needed_pages) | {rel_pages - 1})
+    through, runs = [], []
+    for t in GAPS:
+        th, r = 0, 1
+        if pages[0] < t:         # a first run shorter than T is read through
+            th += pages[0]
+        for a, b in zip(pages, pages[1:]):
+            gap = b - a - 1
+            if gap == 0:
+                continue
+            if gap < t:
+                th += gap
+            else:
+                r += 1
+        through.append(th)
+        runs.append(r)
+    return {"rel_pages": rel_pages, "needed": len(pages), "read_through": through,
+            "io_runs": runs}
+
+
+def locate(xs, x):
+    """Segment and share along it, in the logarithms, clamped to the ends."""
+    if not x > xs[0]:
+        return 0, 0.0
+    for k in range(len(xs) - 1):
+        if x <= xs[k + 1]:
+            return k, math.log(x / xs[k]) / math.log(xs[k + 1] / xs[k])
+    return len(xs) - 2, 1.0
+
+
+def read_us(cal, d, t):
+    di, dw = locate(cal["densities"], d)
+    ti, tw = locate([float(g) for g in GAPS], float(t))
+    ru = cal["read_us"]
+
+    def at(i):
+        return math.log(ru[i][ti]) * (1 - tw) + math.log(ru[i][ti + 1]) * tw
+    return math.exp(at(di) * (1 - dw) + at(di + 1) * dw)
+
+
+def cost_current(cal, m, work):
+    d = m["needed"] / m["rel_pages"]
+    return [m["needed"] * read_us(cal, d, g) + m["read_through"][i] * work
+            for i, g in enumerate(GAPS)]
+
+
+MODELS = {"current": cost_current}
+
+
+def cheapest(cost):
+    """The least cost's threshold, the larger one of a tie (model.cpp)."""
+    best = len(GAPS) - 1
+    for i in range(len(GAPS) - 2, -1, -1):
+        if cost[i] < cost[best] * (1 - 1e-9):
+            best = i
+    return GAPS[best]
+
+
+def rebuild(workload, frac, rep, pages, tuples_per_page):
+    """The pages a point left to read, from the workload's seeds; None where
+    the workload's change cannot be rebuilt offline."""
+    cls = workloads.WORKLOADS.get(workload)
+    if cls is None or not issubclass(cls, workloads.RowTable):
+        return None
+    # choose() by id; id i lies on page (i - 1) / rows per page until moved
+    w = object.__new__(cls)
+    w.pages, w.rpp = pages, round(tuples_per_page)
+    w.nrows = pages * w.rpp
+    return sorted({(i - 1) // w.rpp for i in w.choose(frac, rep)})
+
+
+def priced_like_this(cal):
+    """Whether a calibration holds one figure per density and threshold."""
+    ds, ru = cal.get("densities"), cal.get("read_us")
+    return (isinstance(ds, list) and isinstance(ru, list) and len(ru) == len(ds) and
+            all(isinstance(row, list) and len(row) == len(GAPS) and
+                all(isinstance(x, (int, float)) and x > 0 for x in row) for row in ru))
+
+
+def replay(path):
+    """{model: [(row, chosen per rep, time ratio)]}, rows left out, and the
+    current model's agreement with the run's own autotuner."""
+    calib, cells = {}, {}
+    with open(path / "runs.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows or not {"workload", "pages", "rep", "scanned", "note"} <= set(rows[0]):
+        return None                    # an older runs.csv
+    for r in rows:
+        if r["phase"] == "calib":
+            try:
+                calib[(r["server"], r["mode"], r["profile"])] = json.loads(r["note"])
+            except ValueError:
+                pass                   # runs from before calibrate() kept its figures
+        elif r["phase"] == "sweep":
+            row = (r["server"], r["mode"], r["profile"], r["workload"], int(r["pages"]),
+                   float(r["frac"]))
+            cells.setdefault(row, {}).setdefault(r["threshold"], {})[int(r["rep"])] = r
+    out = {name: [] for name in MODELS}
+    left_out, agree, compared = [], 0, 0
+    for row, cols in sorted(cells.items()):
+        server, mode, profile, workload, pages, frac = row
+        note = calib.get((server, mode, profile))
+        cal = (note or {}).get("calibrate", {})
+        if not priced_like_this(cal):
+            left_out.append(row)
+            continue
+        tpp = note["workloads"][workload]["tuples_per_page"]
+        work = cal["cpu_page_us"] + cal["cpu_tuple_us"] * tpp
+        reps = sorted(set.intersection(*(set(cols[str(g)]) for g in GAPS)))
+        maps = {}
+        for rep in reps:
+            needed = rebuild(workload, frac, rep, pages, tpp)
+            if needed is None:
+                break
+            m = map_counts(needed, pages)
+            if all(int(cols[str(g)][rep]["scanned"]) == m["needed"] + m["read_through"][i]
+                   for i, g in enumerate(GAPS)):
+                maps[rep] = m
+        if not maps:
+            left_out.append(row)
+            continue
+        best = min(statistics.median(float(cols[str(g)][rep]["ms"]) for rep in maps)
+                   for g in GAPS)
+        for name, model in MODELS.items():
+            chosen = {rep: cheapest(model(cal, m, work)) for rep, m in maps.items()}
+            ms = statistics.median(float(cols[str(chosen[rep])][rep]["ms"]) for rep in maps)
+            out[name].append((row, chosen, ms / best))
+        for rep, m in maps.items():
+            said = cols.get("auto", {}).get(rep, {}).get("note", "")
+            if "calibrated threshold " in said:
+                compared += 1
+                t = int(said.split("calibrated threshold ")[1].split(";")[0])
+                agree += t == cheapest(cost_current(cal, m, work))
+    return out, left_out, agree, compared
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("dirs", nargs="+", type=Path)
+    args = ap.parse_args(argv)
+    print("| run | rows | current | left out | current = the run's autotuner |")
+    print("|---|---|---|---|---|")
+    for d in args.dirs:
+        got = replay(d)
+        if got is None:
+            print(f"| {d.name} | runs.csv of an older format | | | |")
+            continue
+        out, left_out, agree, compared = got
+        if not out["current"]:
+            print(f"| {d.name} | 0 | | {len(left_out)} | |")
+            continue
+        g = {name: geomean([x[2] for x in rows]) for name, rows in out.items()}
+        print(f"| {d.name} | {len(out['current'])} | {g['current']:.3f} "
+              f"| {len(left_out)} | {agree} of {compared} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""bench/replay.py (no server): its walk of a rebuilt map against the
+independent skip rule of t/vacuum_model.py, and its transcription of the
+model against the thresholds a committed run's autotuner chose."""
+
+import random
+from pathlib import Path
+
+from bench import replay
+from vacuum_model import predict
+
+RESULTS = Path(__file__).resolve().parent.parent / "bench" / "results"
+# the first default run of model revision 8: its sweep notes say which
+# threshold the autotuner chose for every repetition's map
+RUN = RESULTS / "2026-12-02-vm-2c24g-default-rev8"
+
+
+def test_map_counts_follow_the_skip_rule():
+    rng = random.Random(7)
+    for _ in range(300):
+        pages = rng.randint(1, 400)
+        share = rng.choice((0.01, 0.05, 0.2, 0.6))
+        needed = [p for p in range(pages) if rng.random() < share]
+        m = replay.map_counts(needed, pages)
+        # all-frozen map: needed pages not all-visible, the rest frozen
+        vm = [(p not in needed, p not in needed) for p in range(pages)]
+        for i, t in enumerate(replay.GAPS):
+            want = predict(vm, t)
+            assert m["needed"] + m["read_through"][i] == want.scanned
+            assert m["read_through"][i] == want.short_runs
+            read = set(needed) | {pages - 1}
+            # runs of consecutive pages read, counted from the pages read
+            scanned = sorted(read | {p for p in range(pages) if p not in read and
+                                     run_len(read, p, pages) < t})
+            runs = sum(1 for k, p in enumerate(scanned) if k == 0 or scanned[k - 1] != p - 1)
+            assert m["io_runs"][i] == runs
+
+
+def run_len(read, p, pages):
+    """Length of the run of pages not in `read` that holds p."""
+    a = p
+    while a > 0 and a - 1 not in read:
+        a -= 1
+    b = p
+    while b + 1 < pages and b + 1 not in read:
+        b += 1
+    return b - a + 1
+
+
+def test_transcription_chooses_what_the_autotuner_chose():
+    out, left_out, agree, compared = replay.replay(RUN)
+    assert not left_out and len(out["current"]) == 56
+    assert compared >= 56 * 3 and agree == compared
+
+
+def test_cheapest_keeps_the_larger_of_a_tie():
+    assert replay.cheapest([5, 4, 4, 6, 7, 4]) == 32
+    assert replay.cheapest([5, 3, 4, 6, 7, 4]) == 2
