@@ -54,6 +54,7 @@ CREATE FUNCTION explain_threshold(
     OUT settings_skip_cost float8,
     OUT tuples_per_page float8,
     OUT map_density float8,
+    OUT map_runs bigint,
     OUT costs float8[],
     OUT relfrozenxid_age bigint,
     OUT freeze_table_age bigint,

@@ -9,10 +9,10 @@ as VACUUM walks them, and priced with the run's own calibration.  So a
 model is judged on the very measurements of the fixed thresholds, and two
 models on the same runs are paired by construction.  The models:
 
-  current  src/core/model.cpp's calibrated path (model.md, revision 8),
-           transcribed: needed * read_us(density, T) + read_through(T) * work;
-           checked against the threshold the run's autotuner chose wherever
-           the run was made with this revision
+  current     src/core/model.cpp's calibrated path (model.md, revision 9),
+              transcribed; checked against the threshold the run's
+              autotuner chose wherever the run was made with this revision
+  revision 8  needed * read_us(needed / pages, T) + read_through(T) * work
 
 A replay judges a model on runs already seen; a fresh `make bench` judges
 it on new measurements, calibrations included.  Rows whose map cannot be
@@ -81,12 +81,34 @@ def read_us(cal, d, t):
 
 
 def cost_current(cal, m, work):
+    """model.md: each run of pages to read priced as a run of the scattered
+    map whose skippable runs are as long on average, d = runs / skippable;
+    the pages beyond that map's 1 / (1 - d) per run at the streaming rate;
+    thresholds that read the same pages cost the same."""
+    densest = cal["densities"][-1]
+    runs = m["io_runs"][0]
+    skippable = m["rel_pages"] - m["needed"]
+    d = min(runs / skippable, densest) if skippable > 0 else densest
+    stream = cal["read_us"][-1][-1] * densest
+    per_run = 1 / (1 - d)
+    runs = min(runs, m["needed"])
+    rest = max(m["needed"] - runs * per_run, 0.0)
+    cost = [runs * per_run * read_us(cal, d, g) + rest * stream + m["read_through"][i] * work
+            for i, g in enumerate(GAPS)]
+    for i in range(len(GAPS) - 2, -1, -1):
+        if (m["read_through"][i], m["io_runs"][i]) == (m["read_through"][i + 1],
+                                                       m["io_runs"][i + 1]):
+            cost[i] = cost[i + 1]
+    return cost
+
+
+def cost_revision8(cal, m, work):
     d = m["needed"] / m["rel_pages"]
     return [m["needed"] * read_us(cal, d, g) + m["read_through"][i] * work
             for i, g in enumerate(GAPS)]
 
 
-MODELS = {"current": cost_current}
+MODELS = {"current": cost_current, "revision 8": cost_revision8}
 
 
 def cheapest(cost):
@@ -184,19 +206,19 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("dirs", nargs="+", type=Path)
     args = ap.parse_args(argv)
-    print("| run | rows | current | left out | current = the run's autotuner |")
-    print("|---|---|---|---|---|")
+    print("| run | rows | current | revision 8 | left out | current = the run's autotuner |")
+    print("|---|---|---|---|---|---|")
     for d in args.dirs:
         got = replay(d)
         if got is None:
-            print(f"| {d.name} | runs.csv of an older format | | | |")
+            print(f"| {d.name} | runs.csv of an older format | | | | |")
             continue
         out, left_out, agree, compared = got
         if not out["current"]:
-            print(f"| {d.name} | 0 | | {len(left_out)} | |")
+            print(f"| {d.name} | 0 | | | {len(left_out)} | |")
             continue
         g = {name: geomean([x[2] for x in rows]) for name, rows in out.items()}
-        print(f"| {d.name} | {len(out['current'])} | {g['current']:.3f} "
+        print(f"| {d.name} | {len(out['current'])} | {g['current']:.3f} | {g['revision 8']:.3f} "
               f"| {len(left_out)} | {agree} of {compared} |")
     return 0
 

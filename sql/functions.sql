@@ -65,11 +65,12 @@ SELECT vacskip.effective_threshold('vs_mv');
 -- seq_page_cost units: a page after a skip costs random_page_cost 4 read as
 -- documented, 40 sequential reads uncached; each page read on 1.  costs:
 -- reading at 1, 2, 4, 8, 16, 32 on this map, 3 / 3 / 3 / 3 / 22 / 50 pages
--- in 3 / 3 / 3 / 3 / 2 / 1 runs)
+-- in 3 / 3 / 3 / 3 / 2 / 1 runs; map_runs: the 3 runs of pages to read,
+-- what threshold 1 reads)
 SELECT relation, tablespace, random_page_cost, random_page_cost_source,
        seq_page_cost, seq_page_cost_source, effective_io_concurrency_source,
        maintenance_io_concurrency_source, calibration, cost_source, cost_unit,
-       settings_skip_cost, map_density, costs, read_through_all_visible,
+       settings_skip_cost, map_density, map_runs, costs, read_through_all_visible,
        mode, all_frozen_threshold, all_visible_threshold
 FROM vacskip.explain_threshold('vs_t');
 -- version-dependent inputs: 18 has asynchronous I/O and io_combine_limit

@@ -9,9 +9,9 @@ from bench import replay
 from vacuum_model import predict
 
 RESULTS = Path(__file__).resolve().parent.parent / "bench" / "results"
-# the first default run of model revision 8: its sweep notes say which
+# the first default run of model revision 9: its sweep notes say which
 # threshold the autotuner chose for every repetition's map
-RUN = RESULTS / "2026-12-02-vm-2c24g-default-rev8"
+REV9 = RESULTS / "2026-12-02-vm-2c24g-default-rev9"
 
 
 def test_map_counts_follow_the_skip_rule():
@@ -47,7 +47,7 @@ def run_len(read, p, pages):
 
 
 def test_transcription_chooses_what_the_autotuner_chose():
-    out, left_out, agree, compared = replay.replay(RUN)
+    out, left_out, agree, compared = replay.replay(REV9)
     assert not left_out and len(out["current"]) == 56
     assert compared >= 56 * 3 and agree == compared
 

@@ -103,6 +103,11 @@ double measured_read_us(const Calibration &c, double density, double threshold)
 	return std::exp(at(di) * (1 - dw) + at(di + 1) * dw);
 }
 
+double stream_read_us(const Calibration &c)
+{
+	return c.read_us[kDensityCount - 1][kGapCount - 1] * kDensities[kDensityCount - 1];
+}
+
 CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 					 double tuples_per_page, const MapCounts *map)
 {
@@ -112,10 +117,16 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 	const bool measured = calibration != nullptr && calibration_valid(*calibration);
 	m.density = map != nullptr && map->rel_pages > 0 ?
 		static_cast<double>(map->needed) / static_cast<double>(map->rel_pages) : 0.0;
+	// Runs of pages to read: what threshold 1 reads in one run each.
+	m.runs = map != nullptr ? static_cast<double>(map->io_runs[0]) : 0.0;
+	const double skippable = map != nullptr && map->rel_pages > map->needed ?
+		static_cast<double>(map->rel_pages - map->needed) : 0.0;
+	constexpr double kDensest = kDensities[kDensityCount - 1];
+	m.run_density = skippable > 0.0 ? std::min(m.runs / skippable, kDensest) : kDensest;
 	if (measured) {
-		// Measured, in microseconds: the pages VACUUM must read cost what
-		// reading such a map at that threshold cost per such page; the
-		// pages read through add VACUUM's work on them.
+		// Measured, in microseconds: each run of pages VACUUM must read
+		// costs what a run cost on the scattered map with skippable runs as
+		// long, the pages read through add VACUUM's work on them.
 		const Calibration &c = *calibration;
 		m.source = CostSource::kCalibration;
 		m.cpu_page = c.cpu_page_us + c.cpu_tuple_us * tuples;
@@ -124,6 +135,12 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 			m.cost[t] = map == nullptr ? 0.0 :
 				estimated_cost(m, &c, kGaps[t], map->needed + map->read_through[t],
 							   map->read_through[t], map->io_runs[t]);
+		// Thresholds that read the same pages cost the same: what the
+		// highest of them costs.
+		for (int t = kGapCount - 2; map != nullptr && t >= 0; t--)
+			if (map->read_through[t] == map->read_through[t + 1] &&
+				map->io_runs[t] == map->io_runs[t + 1])
+				m.cost[t] = m.cost[t + 1];
 		return m;
 	}
 	// From the settings, in seq_page_cost units.  Read through, the run's L
@@ -171,8 +188,16 @@ double estimated_cost(const CostModel &model, const Calibration *calibration,
 					  std::uint64_t read_through, std::uint64_t io_runs)
 {
 	if (model.source == CostSource::kCalibration && calibration != nullptr) {
+		// per run: read_us per page to read, times the pages to read per run
+		// on the scattered map of run_density, 1 / (1 - d); longer runs read
+		// on in a stream
+		const double d = model.run_density;
 		const double needed = static_cast<double>(pages_scanned - read_through);
-		return needed * measured_read_us(*calibration, model.density, threshold) +
+		const double runs = std::min(model.runs, needed);
+		const double per_run = 1.0 / (1.0 - d);
+		const double in_runs = std::max(needed - runs * per_run, 0.0);
+		return runs * per_run * measured_read_us(*calibration, d, threshold) +
+			in_runs * stream_read_us(*calibration) +
 			static_cast<double>(read_through) * model.cpu_page;
 	}
 	// a run's first page after a skip, the others in sequence
@@ -193,16 +218,20 @@ void explain(const Decision &d, const RelationInputs &in, std::uint32_t t,
 			 char *out, std::size_t size)
 {
 	const CostModel &m = d.model;
+	const double skippable = in.map != nullptr && in.map->rel_pages > in.map->needed ?
+		static_cast<double>(in.map->rel_pages - in.map->needed) : 0.0;
 	int n;
 	if (m.source == CostSource::kCalibration)
 		n = std::snprintf(
 			out, size,
-			"autotuned from the storage measured by vacskip.calibrate(): with %.3g%% of "
-			"its pages to read, reading this table at thresholds 1, 2, 4, 8, 16, 32 "
-			"would cost %.3g, %.3g, %.3g, %.3g, %.3g, %.3g ms (VACUUM's work on the pages "
-			"read through included), so runs of %u or more pages are skipped",
-			m.density * 100, m.cost[0] / 1000, m.cost[1] / 1000, m.cost[2] / 1000,
-			m.cost[3] / 1000, m.cost[4] / 1000, m.cost[5] / 1000, t);
+			"autotuned from the storage measured by vacskip.calibrate(): %.3g%% of its "
+			"pages to read, in %.0f runs %.3g skippable pages apart on average; at "
+			"thresholds 1, 2, 4, 8, 16, 32 reading it would cost %.3g, %.3g, %.3g, %.3g, "
+			"%.3g, %.3g ms (VACUUM's work on the pages read through included), so runs "
+			"of %u or more pages are skipped",
+			m.density * 100, m.runs, m.runs > 0 ? skippable / m.runs : 0.0,
+			m.cost[0] / 1000, m.cost[1] / 1000, m.cost[2] / 1000, m.cost[3] / 1000,
+			m.cost[4] / 1000, m.cost[5] / 1000, t);
 	else if (!(in.storage.seq_page_cost > 0.0))
 		n = std::snprintf(out, size,
 						  "autotuned: seq_page_cost %.3g is not positive (reading is "

@@ -97,10 +97,14 @@ struct CostModel {
 	// skipped run, and each page read in sequence.
 	double skip_cost;
 	double seq_cost;
-	// The relation's map: its share of pages VACUUM must read, and what
-	// reading at each threshold kGaps[t] would cost, VACUUM's work on the
-	// pages read through included.
+	// The relation's map: its share of pages VACUUM must read; the runs of
+	// consecutive such pages, and the density of the scattered calibrated
+	// map whose runs of skippable pages between them are as long on average
+	// (run_density, see cost_model()); and what reading at each threshold
+	// kGaps[t] would cost, VACUUM's work on the pages read through included.
 	double density;
+	double runs;
+	double run_density;
 	double cost[kGapCount];
 	// VACUUM's work per page read through (0 where no measurement gives it).
 	double cpu_page;
@@ -121,6 +125,19 @@ constexpr double kDocumentedUncachedFactor = 40.0 / 4.0;
 // the I/O path VACUUM uses now); `tuples_per_page` is the relation's density
 // (reltuples / relpages), 0 when unknown; `map` its visibility map's counts,
 // null when not walked.
+//
+// Calibrated, a map is priced by its runs of pages to read: on a scattered
+// map of density d those runs are 1 / (1 - d) pages long on average, the
+// skippable runs between them 1 / d, and reading such a map at threshold T
+// cost read_us(d, T) per page to read, read_us(d, T) / (1 - d) per run.  A
+// relation with `runs` runs of pages to read and `skippable` pages that
+// need not be read is priced as that many runs of the scattered map whose
+// skippable runs are as long, d = runs / skippable: what a threshold reads
+// through and skips is decided between the runs, not within them.  Pages
+// to read beyond the scattered map's 1 / (1 - d) per run (longer runs, as
+// where changes cluster) cost what reading on in a stream does
+// (stream_read_us()), at every threshold alike.  On a scattered map this
+// is needed * read_us(density, T).
 CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 					 double tuples_per_page, const MapCounts *map);
 
@@ -128,6 +145,11 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 // threshold: linear in the logarithms of both between the measured ones,
 // the nearest measured one beyond.
 double measured_read_us(const Calibration &c, double density, double threshold);
+
+// What a page read on in a stream cost: the densest calibrated map read at
+// the highest threshold reads every page of its stretch of the table, a
+// share kDensities[kDensityCount - 1] of them pages to read.
+double stream_read_us(const Calibration &c);
 
 // The all-frozen threshold the model chooses, in 1..kStockThreshold so that
 // vacskip never reads more than stock.  From the settings: the shortest run

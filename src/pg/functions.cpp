@@ -330,7 +330,7 @@ vacskip_explain_threshold(PG_FUNCTION_ARGS)
 		relation_close(rel, AccessShareLock);
 		describe_calibration(in, calibration, sizeof(calibration));
 
-		constexpr int ncols = 31;
+		constexpr int ncols = 32;
 		Datum		v[ncols];
 		bool		nulls[ncols];
 		int			i = 0;
@@ -372,6 +372,7 @@ vacskip_explain_threshold(PG_FUNCTION_ARGS)
 		v[i++] = Float8GetDatum(vacskip::cost_model(storage, nullptr, 0, nullptr).skip_cost);
 		v[i++] = Float8GetDatum(in.inputs.tuples_per_page);
 		v[i++] = Float8GetDatum(d.model.density);
+		v[i++] = Int64GetDatum(static_cast<int64>(d.model.runs));
 		v[i++] = float8_array(d.model.cost, vacskip::kGapCount);
 		v[i++] = Int64GetDatum(freeze.relfrozenxid_age);
 		v[i++] = Int64GetDatum(freeze.freeze_table_age);

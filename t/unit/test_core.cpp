@@ -166,7 +166,8 @@ Calibration flat(double us, double cpu_page = 0, double cpu_tuple = 0)
 	return c;
 }
 
-// A map of `pages` pages, `needed` of which VACUUM must read, and at each
+// A map of `pages` pages, `needed` of which VACUUM must read, scattered
+// (in needed * (1 - needed / pages) runs, at least one), and at each
 // threshold kGaps[t] `through[t]` read through.
 MapCounts map_of(std::uint64_t pages, std::uint64_t needed,
 				 std::initializer_list<std::uint64_t> through)
@@ -174,6 +175,9 @@ MapCounts map_of(std::uint64_t pages, std::uint64_t needed,
 	MapCounts m;
 	m.rel_pages = pages;
 	m.needed = needed;
+	const double d = static_cast<double>(needed) / static_cast<double>(pages);
+	m.io_runs[0] = std::max<std::uint64_t>(
+		static_cast<std::uint64_t>(std::llround(static_cast<double>(needed) * (1 - d))), 1);
 	int t = 0;
 	for (std::uint64_t x : through)
 		m.read_through[t++] = x;
@@ -260,6 +264,57 @@ void test_model_calibrated()
 		  "settings: 10 whatever the map");
 	check(near(sm.cost[1], 480 * 11 + (600 - 480) * 1.0),
 		  "settings' cost: a run's first page 11, the others 1");
+}
+
+void test_model_runs()
+{
+	// The sparsest calibrated map favours high thresholds, every denser one
+	// low thresholds.
+	const StorageInputs in = default_storage(18);
+	Calibration c = flat(1);
+	const double sparse[kGapCount] = {90, 80, 70, 60, 50, 40};
+	const double dense[kGapCount] = {40, 50, 60, 70, 80, 90};
+	for (int d = 0; d < kDensityCount; d++)
+		for (int t = 0; t < kGapCount; t++)
+			c.read_us[d][t] = d == 0 ? sparse[t] : dense[t];
+	// 500 of 10,000 pages to read, scattered: 475 runs, 9,500 skippable
+	// pages, a run every 20: priced at 5 %, where 1 is cheapest
+	const MapCounts scattered = map_of(10000, 500, {0, 10, 20, 40, 80, 160});
+	const CostModel sm = cost_model(in, &c, 0, &scattered);
+	check(near(sm.runs, 475) && near(sm.run_density, 0.05) && near(sm.cost[0], 500 * 40.0),
+		  "scattered: a run per 20 skippable pages, priced as the 5 % map");
+	check(auto_threshold(in, &c, 0, &scattered) == 1, "scattered: 1");
+	// the same pages in 50 runs of 10: a run per 190 skippable pages, the
+	// sparsest map's prices, 32 cheapest; the pages beyond its 1 / (1 - d)
+	// per run are read on in a stream, at the densest map read through
+	MapCounts clustered = scattered;
+	clustered.io_runs[0] = 50;
+	const CostModel cm = cost_model(in, &c, 0, &clustered);
+	const double d = 50.0 / 9500;
+	const double stream = 90 * kDensities[kDensityCount - 1];
+	check(near(cm.run_density, d) && near(stream_read_us(c), stream) &&
+			  near(cm.cost[5], 50 / (1 - d) * 40 + (500 - 50 / (1 - d)) * stream),
+		  "clustered: per run the sparse map's cost, the rest of each run a stream");
+	check(auto_threshold(in, &c, 0, &clustered) == 32, "clustered: 32");
+	// runs more often than every second skippable page: the densest map
+	MapCounts packed = map_of(1000, 900, {0, 0, 0, 0, 0, 0});
+	for (auto &runs : packed.io_runs)
+		runs = 80;
+	const CostModel pm = cost_model(in, &c, 0, &packed);
+	check(near(pm.run_density, kDensities[kDensityCount - 1]) && std::isfinite(pm.cost[0]) &&
+			  auto_threshold(in, &c, 0, &packed) == 32,
+		  "runs closer than every second page: the densest map; nothing read through: 32");
+	// thresholds that read the same pages cost the same, whatever the
+	// calibrated map says of them
+	MapCounts same = scattered;
+	for (int t = 0; t < kGapCount; t++) {
+		same.read_through[t] = t < 3 ? 0 : 40;
+		same.io_runs[t] = t < 3 ? 475 : 400;
+	}
+	const CostModel am = cost_model(in, &c, 0, &same);
+	check(am.cost[0] == am.cost[2] && am.cost[3] == am.cost[5] && am.cost[2] != am.cost[3] &&
+			  auto_threshold(in, &c, 0, &same) == 4,
+		  "equal reads, equal costs: 4 for 1, 2 and 4; 32 for 8, 16 and 32");
 }
 
 void test_model_monotonic()
@@ -581,6 +636,7 @@ int main()
 	test_measured_read_us();
 	test_calibrated_densities();
 	test_model_calibrated();
+	test_model_runs();
 	test_model_monotonic();
 	test_model_read_through();
 	test_estimated_cost();
