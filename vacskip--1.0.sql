@@ -100,6 +100,7 @@ CREATE FUNCTION calibrate(
     OUT io_path text,
     OUT densities float8[],
     OUT read_us float8[],
+    OUT read_noise float8,
     OUT cpu_page_us float8,
     OUT cpu_tuple_us float8)
 RETURNS record

@@ -9,10 +9,12 @@ as VACUUM walks them, and priced with the run's own calibration.  So a
 model is judged on the very measurements of the fixed thresholds, and two
 models on the same runs are paired by construction.  The models:
 
-  current     src/core/model.cpp's calibrated path (model.md, revision 9),
+  current     src/core/model.cpp's calibrated path (model.md, revision 10),
               transcribed; checked against the threshold the run's
               autotuner chose wherever the run was made with this revision
-  revision 8  needed * read_us(needed / pages, T) + read_through(T) * work
+  revision 9  the same costs, the cheapest threshold whatever the noise
+  revision 8  needed * read_us(needed / pages, T) + read_through(T) * work,
+              the cheapest threshold
 
 A replay judges a model on runs already seen; a fresh `make bench` judges
 it on new measurements, calibrations included.  Rows whose map cannot be
@@ -31,7 +33,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from bench.vacbench import workloads
+from bench.vacbench import stats, workloads
 
 GAPS = (1, 2, 4, 8, 16, 32)
 
@@ -102,15 +104,6 @@ def cost_current(cal, m, work):
     return cost
 
 
-def cost_revision8(cal, m, work):
-    d = m["needed"] / m["rel_pages"]
-    return [m["needed"] * read_us(cal, d, g) + m["read_through"][i] * work
-            for i, g in enumerate(GAPS)]
-
-
-MODELS = {"current": cost_current, "revision 8": cost_revision8}
-
-
 def cheapest(cost):
     """The least cost's threshold, the larger one of a tie (model.cpp)."""
     best = len(GAPS) - 1
@@ -118,6 +111,33 @@ def cheapest(cost):
         if cost[i] < cost[best] * (1 - 1e-9):
             best = i
     return GAPS[best]
+
+
+def choose_current(cal, m, work):
+    """The cheapest threshold, unless its saving over 32 is within the
+    calibration's noise (read_noise; none in runs from before it was
+    measured): then 32."""
+    cost = cost_current(cal, m, work)
+    t = cheapest(cost)
+    noise = cal.get("read_noise", 0.0)
+    if t < GAPS[-1] and math.log(cost[-1] / cost[GAPS.index(t)]) <= \
+            1.645 * math.sqrt(2) * noise:
+        return GAPS[-1]
+    return t
+
+
+def choose_revision9(cal, m, work):
+    return cheapest(cost_current(cal, m, work))
+
+
+def choose_revision8(cal, m, work):
+    d = m["needed"] / m["rel_pages"]
+    return cheapest([m["needed"] * read_us(cal, d, g) + m["read_through"][i] * work
+                     for i, g in enumerate(GAPS)])
+
+
+MODELS = {"current": choose_current, "revision 9": choose_revision9,
+          "revision 8": choose_revision8}
 
 
 def rebuild(workload, frac, rep, pages, tuples_per_page):
@@ -142,8 +162,9 @@ def priced_like_this(cal):
 
 
 def replay(path):
-    """{model: [(row, chosen per rep, time ratio)]}, rows left out, and the
-    current model's agreement with the run's own autotuner."""
+    """{model: [(row, chosen per rep, median time / the row's best fixed
+    threshold's, verdict against stock)]}, rows left out, and the current
+    model's agreement with the run's own autotuner."""
     calib, cells = {}, {}
     with open(path / "runs.csv", newline="") as f:
         rows = list(csv.DictReader(f))
@@ -186,15 +207,20 @@ def replay(path):
         best = min(statistics.median(float(cols[str(g)][rep]["ms"]) for rep in maps)
                    for g in GAPS)
         for name, model in MODELS.items():
-            chosen = {rep: cheapest(model(cal, m, work)) for rep, m in maps.items()}
-            ms = statistics.median(float(cols[str(chosen[rep])][rep]["ms"]) for rep in maps)
-            out[name].append((row, chosen, ms / best))
+            chosen = {rep: model(cal, m, work) for rep, m in maps.items()}
+            ms = {rep: float(cols[str(t)][rep]["ms"]) for rep, t in chosen.items()}
+            # against stock, paired by repetition and judged as the report does
+            vs_stock = stats.judge(
+                stats.bounds_of([math.log(ms[rep] / float(cols["32"][rep]["ms"]))
+                                 for rep in maps]),
+                stats.STOCK_LIMIT, same=all(t == GAPS[-1] for t in chosen.values()))
+            out[name].append((row, chosen, statistics.median(ms.values()) / best, vs_stock))
         for rep, m in maps.items():
             said = cols.get("auto", {}).get(rep, {}).get("note", "")
             if "calibrated threshold " in said:
                 compared += 1
                 t = int(said.split("calibrated threshold ")[1].split(";")[0])
-                agree += t == cheapest(cost_current(cal, m, work))
+                agree += t == choose_current(cal, m, work)
     return out, left_out, agree, compared
 
 
@@ -206,20 +232,25 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("dirs", nargs="+", type=Path)
     args = ap.parse_args(argv)
-    print("| run | rows | current | revision 8 | left out | current = the run's autotuner |")
-    print("|---|---|---|---|---|---|")
+    names = list(MODELS)
+    print("Per model: geometric mean over the rows of time / the row's best fixed "
+          "threshold, and (in brackets) the rows above stock's time beyond noise, "
+          "paired by repetition.\n")
+    print(f"| run | rows | {' | '.join(names)} | left out | current = the run's autotuner |")
+    print("|---" * (len(names) + 4) + "|")
     for d in args.dirs:
         got = replay(d)
         if got is None:
-            print(f"| {d.name} | runs.csv of an older format | | | | |")
+            print(f"| {d.name} | runs.csv of an older format {'| ' * (len(names) + 2)}|")
             continue
         out, left_out, agree, compared = got
         if not out["current"]:
-            print(f"| {d.name} | 0 | | | {len(left_out)} | |")
+            print(f"| {d.name} | 0 {'| ' * len(names)}| {len(left_out)} | |")
             continue
-        g = {name: geomean([x[2] for x in rows]) for name, rows in out.items()}
-        print(f"| {d.name} | {len(out['current'])} | {g['current']:.3f} | {g['revision 8']:.3f} "
-              f"| {len(left_out)} | {agree} of {compared} |")
+        g = " | ".join(f"{geomean([x[2] for x in out[n]]):.3f} "
+                       f"({sum(x[3] == 'above' for x in out[n])})" for n in names)
+        print(f"| {d.name} | {len(out['current'])} | {g} | {len(left_out)} | "
+              f"{agree} of {compared} |")
     return 0
 
 

@@ -9,9 +9,9 @@ from bench import replay
 from vacuum_model import predict
 
 RESULTS = Path(__file__).resolve().parent.parent / "bench" / "results"
-# the first default run of model revision 9: its sweep notes say which
+# the first default run of model revision 10: its sweep notes say which
 # threshold the autotuner chose for every repetition's map
-REV9 = RESULTS / "2026-12-02-vm-2c24g-default-rev9"
+RUN = RESULTS / "2026-12-02-vm-2c24g-default-rev10"
 
 
 def test_map_counts_follow_the_skip_rule():
@@ -47,9 +47,13 @@ def run_len(read, p, pages):
 
 
 def test_transcription_chooses_what_the_autotuner_chose():
-    out, left_out, agree, compared = replay.replay(REV9)
+    out, left_out, agree, compared = replay.replay(RUN)
     assert not left_out and len(out["current"]) == 56
     assert compared >= 56 * 3 and agree == compared
+    # ... among them repetitions where the calibration's noise kept 32
+    kept = [rep for cur, r9 in zip(out["current"], out["revision 9"])
+            for rep, t in cur[1].items() if t == 32 and r9[1][rep] < 32]
+    assert kept
 
 
 def test_cheapest_keeps_the_larger_of_a_tie():

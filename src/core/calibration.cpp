@@ -1,5 +1,6 @@
 #include "calibration.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -9,7 +10,7 @@ namespace vacskip {
 
 namespace {
 
-constexpr int kFormatVersion = 3;
+constexpr int kFormatVersion = 4;
 
 // Field by field: the value of `key` on its own line of `text`, copied into
 // `value` (at most size - 1 characters); false when absent.
@@ -129,6 +130,36 @@ bool same_io_path(const CalibrationRecord &r, const StorageInputs &now)
 		   vacuum_read_concurrency(then) == vacuum_read_concurrency(now);
 }
 
+double read_noise(const double *samples, int patterns, int rounds, int stride)
+{
+	constexpr int kMaxPatterns = kDensityCount * kGapCount;
+	constexpr double kPi = 3.14159265358979323846;
+	if (patterns < 2 || patterns > kMaxPatterns || rounds < 2)
+		return 0.0;
+	auto y = [&](int k, int r) {
+		return std::log(std::max(samples[k * stride + r], 1e-300));
+	};
+	double pattern_mean[kMaxPatterns] = {};
+	double grand = 0.0;
+	for (int k = 0; k < patterns; k++) {
+		for (int r = 0; r < rounds; r++)
+			pattern_mean[k] += y(k, r) / rounds;
+		grand += pattern_mean[k] / patterns;
+	}
+	double squares = 0.0;
+	for (int r = 0; r < rounds; r++) {
+		double round_mean = 0.0;
+		for (int k = 0; k < patterns; k++)
+			round_mean += y(k, r) / patterns;
+		for (int k = 0; k < patterns; k++) {
+			const double e = y(k, r) - pattern_mean[k] - round_mean + grand;
+			squares += e * e;
+		}
+	}
+	const double variance = squares / ((patterns - 1.0) * (rounds - 1.0));
+	return std::sqrt(kPi / 2 * variance / rounds);
+}
+
 int format_calibration(const CalibrationRecord &r, char *out, std::size_t size)
 {
 	const Calibration &c = r.costs;
@@ -147,11 +178,12 @@ int format_calibration(const CalibrationRecord &r, char *out, std::size_t size)
 		"maintenance_io_concurrency %d\n"
 		"io_combine_limit %d\n"
 		"cpu_page_us %.17g\n"
-		"cpu_tuple_us %.17g\n",
+		"cpu_tuple_us %.17g\n"
+		"read_noise %.17g\n",
 		kFormatVersion, r.tablespace, static_cast<long long>(r.measured_at), r.seconds,
 		r.rounds, r.server_major, r.direct_io ? 1 : 0, io_method_name(r.io_method),
 		r.io_workers, r.maintenance_io_concurrency, r.io_combine_limit, c.cpu_page_us,
-		c.cpu_tuple_us);
+		c.cpu_tuple_us, c.read_noise);
 	// one line per density: "read_us_<d> " and the thresholds' figures
 	for (int d = 0; d < kDensityCount && n > 0 && static_cast<std::size_t>(n) < size; d++) {
 		int m = std::snprintf(out + n, size - n, "read_us_%d", d);
@@ -185,7 +217,8 @@ bool parse_calibration(const char *text, std::size_t len, CalibrationRecord *out
 		!int_field(text, len, "maintenance_io_concurrency", &r.maintenance_io_concurrency) ||
 		!int_field(text, len, "io_combine_limit", &r.io_combine_limit) ||
 		!number(text, len, "cpu_page_us", &r.costs.cpu_page_us) ||
-		!number(text, len, "cpu_tuple_us", &r.costs.cpu_tuple_us))
+		!number(text, len, "cpu_tuple_us", &r.costs.cpu_tuple_us) ||
+		!number(text, len, "read_noise", &r.costs.read_noise))
 		return false;
 	r.measured_at = at;
 	r.direct_io = direct != 0;

@@ -60,7 +60,8 @@ bool calibration_valid(const Calibration &c)
 		for (double r : row)
 			if (!(std::isfinite(r) && r > 0.0))
 				return false;
-	return finite_nonnegative(c.cpu_page_us) && finite_nonnegative(c.cpu_tuple_us);
+	return finite_nonnegative(c.cpu_page_us) && finite_nonnegative(c.cpu_tuple_us) &&
+		   finite_nonnegative(c.read_noise);
 }
 
 namespace {
@@ -130,6 +131,7 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 		const Calibration &c = *calibration;
 		m.source = CostSource::kCalibration;
 		m.cpu_page = c.cpu_page_us + c.cpu_tuple_us * tuples;
+		m.read_noise = c.read_noise;
 		m.skip_cost = m.seq_cost = 0.0;
 		for (int t = 0; t < kGapCount; t++)
 			m.cost[t] = map == nullptr ? 0.0 :
@@ -163,16 +165,34 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 	return m;
 }
 
+std::uint32_t cheapest_threshold(const CostModel &model)
+{
+	// from the stock threshold down, so that a tie keeps the larger one
+	// (the one closer to stock)
+	int best = kGapCount - 1;
+	for (int t = kGapCount - 2; t >= 0; t--)
+		if (model.cost[t] < model.cost[best] * (1 - 1e-9))
+			best = t;
+	return kGaps[best];
+}
+
+bool saving_within_noise(const CostModel &model, int t)
+{
+	const double stock = model.cost[kGapCount - 1];
+	if (!(model.cost[t] > 0.0 && stock > 0.0))
+		return false;
+	return std::log(stock / model.cost[t]) <=
+		kOneSided95 * std::sqrt(2.0) * std::max(model.read_noise, 0.0);
+}
+
 std::uint32_t tuned_threshold(const CostModel &model)
 {
 	if (model.source == CostSource::kCalibration) {
-		// The cheapest threshold; from the stock threshold down, so that a
-		// tie keeps the larger one (the one closer to stock).
-		int best = kGapCount - 1;
-		for (int t = kGapCount - 2; t >= 0; t--)
-			if (model.cost[t] < model.cost[best] * (1 - 1e-9))
-				best = t;
-		return kGaps[best];
+		const std::uint32_t best = cheapest_threshold(model);
+		for (int t = 0; t < kGapCount - 1; t++)
+			if (kGaps[t] == best && saving_within_noise(model, t))
+				return kStockThreshold;
+		return best;
 	}
 	// From the settings: skip runs of L from the L on which L + 1 sequential
 	// reads cost at least the read after a skip; costs equal within rounding
@@ -218,10 +238,10 @@ void explain(const Decision &d, const RelationInputs &in, std::uint32_t t,
 			 char *out, std::size_t size)
 {
 	const CostModel &m = d.model;
-	const double skippable = in.map != nullptr && in.map->rel_pages > in.map->needed ?
-		static_cast<double>(in.map->rel_pages - in.map->needed) : 0.0;
 	int n;
-	if (m.source == CostSource::kCalibration)
+	if (m.source == CostSource::kCalibration) {
+		const double skippable = in.map != nullptr && in.map->rel_pages > in.map->needed ?
+			static_cast<double>(in.map->rel_pages - in.map->needed) : 0.0;
 		n = std::snprintf(
 			out, size,
 			"autotuned from the storage measured by vacskip.calibrate(): %.3g%% of its "
@@ -232,7 +252,18 @@ void explain(const Decision &d, const RelationInputs &in, std::uint32_t t,
 			m.density * 100, m.runs, m.runs > 0 ? skippable / m.runs : 0.0,
 			m.cost[0] / 1000, m.cost[1] / 1000, m.cost[2] / 1000, m.cost[3] / 1000,
 			m.cost[4] / 1000, m.cost[5] / 1000, t);
-	else if (!(in.storage.seq_page_cost > 0.0))
+		// 32 although a lower threshold priced cheaper: say why
+		const std::uint32_t cheapest = cheapest_threshold(m);
+		for (int c = 0; c < kGapCount - 1; c++)
+			if (kGaps[c] == cheapest && t == kStockThreshold && n > 0 &&
+				static_cast<std::size_t>(n) < size)
+				n += std::snprintf(
+					out + n, size - n,
+					", as in stock PostgreSQL: %u would cost %.2g%% less, within the "
+					"calibration's noise (%.2g%% per figure)",
+					cheapest, 100 * (1 - m.cost[c] / m.cost[kGapCount - 1]),
+					100 * m.read_noise);
+	} else if (!(in.storage.seq_page_cost > 0.0))
 		n = std::snprintf(out, size,
 						  "autotuned: seq_page_cost %.3g is not positive (reading is "
 						  "free), so runs of %u or more pages are skipped, as in stock "

@@ -62,6 +62,11 @@ struct Calibration {
 	// kDensities[d] of the pages must be read: those pages, and the runs
 	// shorter than the threshold between them.
 	double read_us[kDensityCount][kGapCount] = {};
+	// How far each read_us figure may be off: the standard deviation of
+	// its logarithm, from the rounds' spread about each pattern's mean
+	// (pooled over the patterns) and their number; 0 where one round left
+	// it unmeasured.
+	double read_noise = 0;
 	// VACUUM's work on a page it reads although the map let it skip it (an
 	// all-frozen page: pruning and freezing find nothing to do), measured on
 	// cached pages: a fixed part per page and a part per tuple.
@@ -70,7 +75,7 @@ struct Calibration {
 };
 
 // Whether a calibration holds usable figures (finite, positive reads, work
-// not negative).
+// and noise not negative).
 bool calibration_valid(const Calibration &c);
 
 // What a VACUUM of one relation would read at each threshold kGaps[t], from
@@ -108,6 +113,8 @@ struct CostModel {
 	double cost[kGapCount];
 	// VACUUM's work per page read through (0 where no measurement gives it).
 	double cpu_page;
+	// The calibration's read_noise (0 without one).
+	double read_noise;
 	// vacuum_read_concurrency(): reported, and part of what a calibration
 	// measured.
 	int concurrency;
@@ -151,12 +158,26 @@ double measured_read_us(const Calibration &c, double density, double threshold);
 // share kDensities[kDensityCount - 1] of them pages to read.
 double stream_read_us(const Calibration &c);
 
+// The one-sided 95 % quantile of the normal distribution: a saving
+// measured with noise counts when it exceeds this many standard deviations.
+constexpr double kOneSided95 = 1.645;
+
+// From a calibration: the threshold of kGaps whose cost on the relation's
+// map is least (the larger one where two cost the same).
+std::uint32_t cheapest_threshold(const CostModel &model);
+
+// Whether the calibrated saving of threshold kGaps[t] over stock's is within
+// the calibration's noise: the logarithm of cost(32) / cost(t) at most
+// kOneSided95 times that of the difference of two figures, sqrt(2) *
+// read_noise.
+bool saving_within_noise(const CostModel &model, int t);
+
 // The all-frozen threshold the model chooses, in 1..kStockThreshold so that
 // vacskip never reads more than stock.  From the settings: the shortest run
 // L for which reading it through (L + 1 pages in sequence) costs at least
-// as much as the page after it costs after a skip.  From a calibration: the
-// threshold of kGaps whose cost on the relation's map is least (the larger
-// one where two cost the same).
+// as much as the page after it costs after a skip.  From a calibration:
+// cheapest_threshold(), unless its saving over stock's 32 is within the
+// calibration's noise: then 32, as without vacskip.
 std::uint32_t tuned_threshold(const CostModel &model);
 
 // The model's cost of a VACUUM that reads `pages_scanned` pages, of which
@@ -199,7 +220,7 @@ struct Decision {
 	bool autotuned;        // vacskip.threshold = -1
 	bool read_through;     // all-visible runs read so relfrozenxid can advance
 	CostModel model;
-	char reason[512];      // one line for vacskip.explain_threshold()
+	char reason[768];      // one line for vacskip.explain_threshold()
 };
 
 // The thresholds for one VACUUM under vacskip.threshold = `setting`.

@@ -590,6 +590,7 @@ measure(Relation io, Relation cpu, double seconds, instr_time start,
 	for (int k = 0; k < kPatterns; k++)
 		rec->costs.read_us[k / vacskip::kGapCount][k % vacskip::kGapCount] =
 			median(&samples[k * kMaxRounds], rounds);
+	rec->costs.read_noise = vacskip::read_noise(samples, kPatterns, rounds, kMaxRounds);
 	rec->rounds = rounds;
 	FreeAccessStrategy(strategy);
 	evict(io);

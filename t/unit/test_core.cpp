@@ -317,6 +317,64 @@ void test_model_runs()
 		  "equal reads, equal costs: 4 for 1, 2 and 4; 32 for 8, 16 and 32");
 }
 
+void test_model_noise()
+{
+	// 4 priced 5 % below 32 (log 1/0.95 = 0.051): a saving beyond noise of
+	// 0.02 per figure (1.645 * sqrt 2 * 0.02 = 0.047), within 0.025 (0.058)
+	const StorageInputs in = default_storage(18);
+	Calibration c = flat(1);
+	const double at[kGapCount] = {120, 110, 95, 105, 110, 100};
+	for (auto &row : c.read_us)
+		for (int t = 0; t < kGapCount; t++)
+			row[t] = at[t];
+	const MapCounts map = map_of(10000, 500, {0, 10, 20, 40, 80, 160});
+	check(auto_threshold(in, &c, 0, &map) == 4, "no noise measured: the cheapest, 4");
+	c.read_noise = 0.02;
+	check(auto_threshold(in, &c, 0, &map) == 4, "5 % saved, beyond noise 0.02: 4");
+	c.read_noise = 0.025;
+	const CostModel m = cost_model(in, &c, 0, &map);
+	check(cheapest_threshold(m) == 4 && saving_within_noise(m, 2) &&
+			  auto_threshold(in, &c, 0, &map) == 32,
+		  "5 % saved, within noise 0.025: stock's 32");
+	// a large saving survives large noise
+	for (auto &row : c.read_us)
+		row[2] = 50;
+	check(auto_threshold(in, &c, 0, &map) == 4, "half the cost: 4 whatever the noise");
+	RelationInputs r;
+	r.storage = in;
+	c.read_noise = 0.025;
+	for (auto &row : c.read_us)
+		row[2] = 95;
+	r.calibration = &c;
+	r.map = &map;
+	const Decision d = decide(kThresholdAutotune, r);
+	check(d.thresholds.all_frozen == 32 &&
+			  std::string(d.reason).find("within the calibration's noise") != std::string::npos,
+		  "the reason says why 32 was kept");
+}
+
+void test_read_noise()
+{
+	// rounds that are slower or faster throughout: nothing left to compare
+	double common[3 * 4];
+	const double pattern[3] = {50, 80, 200}, round[4] = {1, 1.3, 0.9, 1.1};
+	for (int k = 0; k < 3; k++)
+		for (int r = 0; r < 4; r++)
+			common[k * 4 + r] = pattern[k] * round[r];
+	check(near(read_noise(common, 3, 4, 4), 0), "a round's common factor is no noise");
+	// two patterns trading places over two rounds by a factor 2: residuals
+	// of ln 2 / 2 in every cell, variance (ln 2)^2 on one degree of freedom,
+	// sqrt(pi / 2 * (ln 2)^2 / 2) = ln 2 * sqrt(pi) / 2
+	const double swap[2 * 2] = {100, 200, 200, 100};
+	check(near(read_noise(swap, 2, 2, 2), std::log(2.0) * std::sqrt(std::acos(-1.0)) / 2),
+		  "two patterns trading places: ln 2 * sqrt(pi) / 2");
+	// the stride skips unused rounds
+	const double strided[2 * 3] = {100, 200, -1, 200, 100, -1};
+	check(near(read_noise(strided, 2, 2, 3), read_noise(swap, 2, 2, 2)), "stride");
+	check(read_noise(swap, 2, 1, 2) == 0 && read_noise(swap, 1, 2, 2) == 0,
+		  "one round or one pattern: not measured");
+}
+
 void test_model_monotonic()
 {
 	// settings: a higher random_page_cost never lowers the threshold, a
@@ -419,6 +477,7 @@ void test_calibration_record()
 	r.measured_at = 1764600000;
 	r.seconds = 10.5;
 	r.rounds = 7;
+	r.costs.read_noise = 0.03125;
 	std::snprintf(r.tablespace, sizeof(r.tablespace), "%s", "fast space");
 	char text[4096];
 	const int n = format_calibration(r, text, sizeof(text));
@@ -427,7 +486,8 @@ void test_calibration_record()
 	check(near(back.costs.read_us[1][1], 50.5) &&
 			  near(back.costs.read_us[kDensityCount - 1][5], 48.125) &&
 			  near(back.costs.read_us[0][1], 333.5) &&
-			  near(back.costs.cpu_tuple_us, 0.0625) && back.io_method == IoMethod::kWorker &&
+			  near(back.costs.cpu_tuple_us, 0.0625) && near(back.costs.read_noise, 0.03125) &&
+			  back.io_method == IoMethod::kWorker &&
 			  back.direct_io && back.measured_at == 1764600000 && back.rounds == 7 &&
 			  std::string(back.tablespace) == "fast space",
 		  "every field survives");
@@ -456,10 +516,13 @@ void test_calibration_record()
 	const std::string good(text, n);
 	CalibrationRecord x;
 	check(!parse_calibration(text, n / 2, &x), "a truncated file");
-	std::string v2 = good;
-	v2.replace(v2.find("version 3"), 9, "version 2");
-	check(!parse_calibration(v2.data(), v2.size(), &x),
-		  "another format version (2: four densities)");
+	std::string v3 = good;
+	v3.replace(v3.find("version 4"), 9, "version 3");
+	check(!parse_calibration(v3.data(), v3.size(), &x),
+		  "another format version (3: no read_noise)");
+	std::string noisy = good;
+	noisy.replace(noisy.find("read_noise "), 11, "read_noise -");
+	check(!parse_calibration(noisy.data(), noisy.size(), &x), "negative noise");
 	std::string neg = good;
 	neg.replace(neg.find("read_us_2 "), 10, "read_us_2 -");
 	check(!parse_calibration(neg.data(), neg.size(), &x), "a negative read cost");
@@ -637,6 +700,8 @@ int main()
 	test_calibrated_densities();
 	test_model_calibrated();
 	test_model_runs();
+	test_model_noise();
+	test_read_noise();
 	test_model_monotonic();
 	test_model_read_through();
 	test_estimated_cost();
