@@ -135,7 +135,8 @@ def losses_section(p, med, reps, sweep, rows):
     p("|---|---|---|---|---|---|---|")
     for sc, vb, vs in lost:
         g = group_of(sc["row"])
-        p(f"| {' '.join(g)} {sc['row'][3]} {sc['frac']:g} | {used(sweep, g, AUTO, sc['row'][3], sc['frac'])}"
+        row_used = used(sweep, g, AUTO, sc['row'][3], sc['frac'])
+        p(f"| {' '.join(g)} {sc['row'][3]} {sc['frac']:g} | {row_used}"
           f" | {sc['best_t']} ({sc['best']:.1f}) | {sc['auto']:.1f} | {sc['stock']:.1f} | "
           f"{bounds_text(sc['paired_best'])}: {vb} | {bounds_text(sc['paired_stock'])}: {vs} |")
     p("")

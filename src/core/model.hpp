@@ -62,10 +62,11 @@ struct Calibration {
 	// kDensities[d] of the pages must be read: those pages, and the runs
 	// shorter than the threshold between them.
 	double read_us[kDensityCount][kGapCount] = {};
-	// How far each read_us figure may be off: the standard deviation of
-	// its logarithm, from the rounds' spread about each pattern's mean
-	// (pooled over the patterns) and their number; 0 where one round left
-	// it unmeasured.
+	// How far each read_us figure may be off where figures are compared:
+	// the standard deviation of its logarithm, from the rounds' residual
+	// once each pattern's and each round's mean are taken out, and their
+	// number (read_noise() in calibration.hpp); 0 where one round left it
+	// unmeasured.
 	double read_noise = 0;
 	// VACUUM's work on a page it reads although the map let it skip it (an
 	// all-frozen page: pruning and freezing find nothing to do), measured on
