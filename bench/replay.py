@@ -36,6 +36,7 @@ from pathlib import Path
 from bench.vacbench import stats, workloads
 
 GAPS = (1, 2, 4, 8, 16, 32)
+ONE_SIDED_95 = 1.645     # model.hpp's kOneSided95
 
 
 def map_counts(needed_pages, rel_pages):
@@ -121,7 +122,7 @@ def choose_current(cal, m, work):
     t = cheapest(cost)
     noise = cal.get("read_noise", 0.0)
     if t < GAPS[-1] and math.log(cost[-1] / cost[GAPS.index(t)]) <= \
-            1.645 * math.sqrt(2) * noise:
+            ONE_SIDED_95 * math.sqrt(2) * noise:
         return GAPS[-1]
     return t
 
@@ -224,10 +225,6 @@ def replay(path):
     return out, left_out, agree, compared
 
 
-def geomean(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("dirs", nargs="+", type=Path)
@@ -247,7 +244,7 @@ def main(argv=None):
         if not out["current"]:
             print(f"| {d.name} | 0 {'| ' * len(names)}| {len(left_out)} | |")
             continue
-        g = " | ".join(f"{geomean([x[2] for x in out[n]]):.3f} "
+        g = " | ".join(f"{stats.geomean([x[2] for x in out[n]]):.3f} "
                        f"({sum(x[3] == 'above' for x in out[n])})" for n in names)
         print(f"| {d.name} | {len(out['current'])} | {g} | {len(left_out)} | "
               f"{agree} of {compared} |")

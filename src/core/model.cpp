@@ -165,15 +165,24 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 	return m;
 }
 
-std::uint32_t cheapest_threshold(const CostModel &model)
+namespace {
+
+// The index in kGaps of the cheapest threshold; from the stock threshold
+// down, so that a tie keeps the larger one (the one closer to stock).
+int cheapest_index(const CostModel &model)
 {
-	// from the stock threshold down, so that a tie keeps the larger one
-	// (the one closer to stock)
 	int best = kGapCount - 1;
 	for (int t = kGapCount - 2; t >= 0; t--)
 		if (model.cost[t] < model.cost[best] * (1 - 1e-9))
 			best = t;
-	return kGaps[best];
+	return best;
+}
+
+}  // namespace
+
+std::uint32_t cheapest_threshold(const CostModel &model)
+{
+	return kGaps[cheapest_index(model)];
 }
 
 bool saving_within_noise(const CostModel &model, int t)
@@ -188,11 +197,10 @@ bool saving_within_noise(const CostModel &model, int t)
 std::uint32_t tuned_threshold(const CostModel &model)
 {
 	if (model.source == CostSource::kCalibration) {
-		const std::uint32_t best = cheapest_threshold(model);
-		for (int t = 0; t < kGapCount - 1; t++)
-			if (kGaps[t] == best && saving_within_noise(model, t))
-				return kStockThreshold;
-		return best;
+		const int best = cheapest_index(model);
+		if (best < kGapCount - 1 && saving_within_noise(model, best))
+			return kStockThreshold;
+		return kGaps[best];
 	}
 	// From the settings: skip runs of L from the L on which L + 1 sequential
 	// reads cost at least the read after a skip; costs equal within rounding
@@ -253,16 +261,15 @@ void explain(const Decision &d, const RelationInputs &in, std::uint32_t t,
 			m.cost[0] / 1000, m.cost[1] / 1000, m.cost[2] / 1000, m.cost[3] / 1000,
 			m.cost[4] / 1000, m.cost[5] / 1000, t);
 		// 32 although a lower threshold priced cheaper: say why
-		const std::uint32_t cheapest = cheapest_threshold(m);
-		for (int c = 0; c < kGapCount - 1; c++)
-			if (kGaps[c] == cheapest && t == kStockThreshold && n > 0 &&
-				static_cast<std::size_t>(n) < size)
-				n += std::snprintf(
-					out + n, size - n,
-					", as in stock PostgreSQL: %u would cost %.2g%% less, within the "
-					"calibration's noise (%.2g%% per figure)",
-					cheapest, 100 * (1 - m.cost[c] / m.cost[kGapCount - 1]),
-					100 * m.read_noise);
+		const int c = cheapest_index(m);
+		if (c < kGapCount - 1 && t == kStockThreshold && n > 0 &&
+			static_cast<std::size_t>(n) < size)
+			n += std::snprintf(
+				out + n, size - n,
+				", as in stock PostgreSQL: %u would cost %.2g%% less, within the "
+				"calibration's noise (%.2g%% per figure)",
+				kGaps[c], 100 * (1 - m.cost[c] / m.cost[kGapCount - 1]),
+				100 * m.read_noise);
 	} else if (!(in.storage.seq_page_cost > 0.0))
 		n = std::snprintf(out, size,
 						  "autotuned: seq_page_cost %.3g is not positive (reading is "
