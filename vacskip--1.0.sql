@@ -92,7 +92,7 @@ COMMENT ON FUNCTION simulate(regclass, integer[], boolean) IS
 
 CREATE FUNCTION calibrate(
     tablespace name DEFAULT 'pg_default',
-    seconds float8 DEFAULT 10,
+    seconds float8 DEFAULT 20,
     OUT tablespace name,
     OUT measured_at timestamptz,
     OUT seconds float8,
@@ -100,7 +100,9 @@ CREATE FUNCTION calibrate(
     OUT io_path text,
     OUT densities float8[],
     OUT read_us float8[],
+    OUT start_read_us float8[],
     OUT read_noise float8,
+    OUT start_read_noise float8,
     OUT cpu_page_us float8,
     OUT cpu_tuple_us float8)
 RETURNS record

@@ -9,12 +9,16 @@ as VACUUM walks them, and priced with the run's own calibration.  So a
 model is judged on the very measurements of the fixed thresholds, and two
 models on the same runs are paired by construction.  The models:
 
-  current     src/core/model.cpp's calibrated path (model.md, revision 10),
+  current     src/core/model.cpp's calibrated path (model.md, revision 11),
               transcribed; checked against the threshold the run's
               autotuner chose wherever the run was made with this revision
-  revision 9  the same costs, the cheapest threshold whatever the noise
+              (on runs from before calibrate() timed a file's first pages
+              apart, start_read_us, their figures are read_us: revision 10)
+  revision 9  revision 10's costs, the cheapest threshold whatever the noise
   revision 8  needed * read_us(needed / pages, T) + read_through(T) * work,
               the cheapest threshold
+(revisions 9 and 8 price with read_us alone: on runs with start_read_us,
+what was read after a file's first pages)
 
 A replay judges a model on runs already seen; a fresh `make bench` judges
 it on new measurements, calibrations included.  Rows whose map cannot be
@@ -37,6 +41,8 @@ from bench.vacbench import stats, workloads
 
 GAPS = (1, 2, 4, 8, 16, 32)
 ONE_SIDED_95 = 1.645     # model.hpp's kOneSided95
+START_PAGES = 2048       # model.hpp's kStartPages
+SEGMENT_PAGES = 131072   # RELSEG_SIZE of the benchmark's servers
 
 
 def map_counts(needed_pages, rel_pages):
@@ -73,35 +79,59 @@ def locate(xs, x):
     return len(xs) - 2, 1.0
 
 
-def read_us(cal, d, t):
+def start_share(rel_pages, segment_pages=SEGMENT_PAGES):
+    """model.cpp's start_share(): the share of the pages among the first
+    START_PAGES of a segment file."""
+    if rel_pages == 0:
+        return 1.0
+    full, last = divmod(rel_pages, segment_pages)
+    return (full * min(segment_pages, START_PAGES) + min(last, START_PAGES)) / rel_pages
+
+
+def read_us(cal, d, t, start=False):
     di, dw = locate(cal["densities"], d)
     ti, tw = locate([float(g) for g in GAPS], float(t))
-    ru = cal["read_us"]
+    ru = (cal.get("start_read_us") or cal["read_us"]) if start else cal["read_us"]
 
     def at(i):
         return math.log(ru[i][ti]) * (1 - tw) + math.log(ru[i][ti + 1]) * tw
     return math.exp(at(di) * (1 - dw) + at(di + 1) * dw)
 
 
-def cost_current(cal, m, work):
+def cost_current(cal, m, work, noise=None):
     """model.md: each run of pages to read priced as a run of the scattered
     map whose skippable runs are as long on average, d = runs / skippable;
     the pages beyond that map's 1 / (1 - d) per run at the streaming rate;
-    thresholds that read the same pages cost the same."""
+    the share among the segment files' first pages at start_read_us;
+    thresholds that read the same pages cost the same.  `noise`, a list,
+    gets each cost's noise: its parts' figures' noise weighted by their
+    shares of it."""
     densest = cal["densities"][-1]
     runs = m["io_runs"][0]
     skippable = m["rel_pages"] - m["needed"]
     d = min(runs / skippable, densest) if skippable > 0 else densest
-    stream = cal["read_us"][-1][-1] * densest
     per_run = 1 / (1 - d)
     runs = min(runs, m["needed"])
     rest = max(m["needed"] - runs * per_run, 0.0)
-    cost = [runs * per_run * read_us(cal, d, g) + rest * stream + m["read_through"][i] * work
-            for i, g in enumerate(GAPS)]
+    f = start_share(m["rel_pages"])
+
+    def reads(g, start):
+        stream = read_us(cal, densest, GAPS[-1], start) * densest
+        return runs * per_run * read_us(cal, d, g, start) + rest * stream
+    rn = cal.get("read_noise", 0.0)
+    sn = cal.get("start_read_noise", rn)
+    cost, noises = [], []
+    for i, g in enumerate(GAPS):
+        start = f * reads(g, True)
+        c = start + (1 - f) * reads(g, False) + m["read_through"][i] * work
+        cost.append(c)
+        noises.append((start * sn + (c - start) * rn) / c if c > 0 else rn)
     for i in range(len(GAPS) - 2, -1, -1):
         if (m["read_through"][i], m["io_runs"][i]) == (m["read_through"][i + 1],
                                                        m["io_runs"][i + 1]):
-            cost[i] = cost[i + 1]
+            cost[i], noises[i] = cost[i + 1], noises[i + 1]
+    if noise is not None:
+        noise[:] = noises
     return cost
 
 
@@ -116,19 +146,21 @@ def cheapest(cost):
 
 def choose_current(cal, m, work):
     """The cheapest threshold, unless its saving over 32 is within the
-    calibration's noise (read_noise; none in runs from before it was
-    measured): then 32."""
-    cost = cost_current(cal, m, work)
+    noise of the two costs (from read_noise and start_read_noise; none in
+    runs from before they were measured): then 32."""
+    noise = []
+    cost = cost_current(cal, m, work, noise)
     t = cheapest(cost)
-    noise = cal.get("read_noise", 0.0)
-    if t < GAPS[-1] and math.log(cost[-1] / cost[GAPS.index(t)]) <= \
-            ONE_SIDED_95 * math.sqrt(2) * noise:
+    i = GAPS.index(t)
+    if t < GAPS[-1] and math.log(cost[-1] / cost[i]) <= \
+            ONE_SIDED_95 * math.hypot(noise[i], noise[-1]):
         return GAPS[-1]
     return t
 
 
 def choose_revision9(cal, m, work):
-    return cheapest(cost_current(cal, m, work))
+    return cheapest(cost_current({k: v for k, v in cal.items() if k != "start_read_us"},
+                                 m, work))
 
 
 def choose_revision8(cal, m, work):

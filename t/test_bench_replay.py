@@ -5,13 +5,17 @@ model against the thresholds a committed run's autotuner chose."""
 import random
 from pathlib import Path
 
+import pytest
+
 from bench import replay
 from vacuum_model import predict
 
 RESULTS = Path(__file__).resolve().parent.parent / "bench" / "results"
-# the first default run of model revision 10: its sweep notes say which
+# the first default runs of model revisions 10 (one figure per pattern) and
+# 11 (a file's first pages timed apart): their sweep notes say which
 # threshold the autotuner chose for every repetition's map
-RUN = RESULTS / "2026-12-02-vm-2c24g-default-rev10"
+RUNS = [RESULTS / "2026-12-02-vm-2c24g-default-rev10",
+        RESULTS / "2026-12-02-vm-2c24g-default-rev11"]
 
 
 def test_map_counts_follow_the_skip_rule():
@@ -46,14 +50,21 @@ def run_len(read, p, pages):
     return b - a + 1
 
 
-def test_transcription_chooses_what_the_autotuner_chose():
-    out, left_out, agree, compared = replay.replay(RUN)
+@pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
+def test_transcription_chooses_what_the_autotuner_chose(run):
+    out, left_out, agree, compared = replay.replay(run)
     assert not left_out and len(out["current"]) == 56
     assert compared >= 56 * 3 and agree == compared
     # ... among them repetitions where the calibration's noise kept 32
     kept = [rep for cur, r9 in zip(out["current"], out["revision 9"])
             for rep, t in cur[1].items() if t == 32 and r9[1][rep] < 32]
     assert kept
+
+
+def test_start_share():
+    assert replay.start_share(0) == 1.0 and replay.start_share(2000) == 1.0
+    assert replay.start_share(12000) == 2048 / 12000
+    assert replay.start_share(300000) == 3 * 2048 / 300000
 
 
 def test_cheapest_keeps_the_larger_of_a_tie():

@@ -10,7 +10,7 @@ namespace vacskip {
 
 namespace {
 
-constexpr int kFormatVersion = 4;
+constexpr int kFormatVersion = 5;
 
 // Field by field: the value of `key` on its own line of `text`, copied into
 // `value` (at most size - 1 characters); false when absent.
@@ -179,23 +179,29 @@ int format_calibration(const CalibrationRecord &r, char *out, std::size_t size)
 		"io_combine_limit %d\n"
 		"cpu_page_us %.17g\n"
 		"cpu_tuple_us %.17g\n"
-		"read_noise %.17g\n",
+		"read_noise %.17g\n"
+		"start_read_noise %.17g\n",
 		kFormatVersion, r.tablespace, static_cast<long long>(r.measured_at), r.seconds,
 		r.rounds, r.server_major, r.direct_io ? 1 : 0, io_method_name(r.io_method),
 		r.io_workers, r.maintenance_io_concurrency, r.io_combine_limit, c.cpu_page_us,
-		c.cpu_tuple_us, c.read_noise);
-	// one line per density: "read_us_<d> " and the thresholds' figures
-	for (int d = 0; d < kDensityCount && n > 0 && static_cast<std::size_t>(n) < size; d++) {
-		int m = std::snprintf(out + n, size - n, "read_us_%d", d);
-		for (int t = 0; t < kGapCount && m > 0; t++) {
-			if (static_cast<std::size_t>(n + m) >= size)
-				break;
-			m += std::snprintf(out + n + m, size - n - m, " %.17g", c.read_us[d][t]);
+		c.cpu_tuple_us, c.read_noise, c.start_read_noise);
+	// one line per density and part: "read_us_<d> " or "start_read_us_<d> "
+	// and the thresholds' figures
+	for (int part = 0; part < 2; part++)
+		for (int d = 0; d < kDensityCount && n > 0 && static_cast<std::size_t>(n) < size;
+			 d++) {
+			const double *row = part == 0 ? c.read_us[d] : c.start_read_us[d];
+			int m = std::snprintf(out + n, size - n, "%sread_us_%d", part == 0 ? "" : "start_",
+								  d);
+			for (int t = 0; t < kGapCount && m > 0; t++) {
+				if (static_cast<std::size_t>(n + m) >= size)
+					break;
+				m += std::snprintf(out + n + m, size - n - m, " %.17g", row[t]);
+			}
+			if (static_cast<std::size_t>(n + m) < size)
+				m += std::snprintf(out + n + m, size - n - m, "\n");
+			n += m;
 		}
-		if (static_cast<std::size_t>(n + m) < size)
-			m += std::snprintf(out + n + m, size - n - m, "\n");
-		n += m;
-	}
 	return n;
 }
 
@@ -218,7 +224,8 @@ bool parse_calibration(const char *text, std::size_t len, CalibrationRecord *out
 		!int_field(text, len, "io_combine_limit", &r.io_combine_limit) ||
 		!number(text, len, "cpu_page_us", &r.costs.cpu_page_us) ||
 		!number(text, len, "cpu_tuple_us", &r.costs.cpu_tuple_us) ||
-		!number(text, len, "read_noise", &r.costs.read_noise))
+		!number(text, len, "read_noise", &r.costs.read_noise) ||
+		!number(text, len, "start_read_noise", &r.costs.start_read_noise))
 		return false;
 	r.measured_at = at;
 	r.direct_io = direct != 0;
@@ -227,6 +234,10 @@ bool parse_calibration(const char *text, std::size_t len, CalibrationRecord *out
 		std::snprintf(key, sizeof(key), "read_us_%d", d);
 		if (!field(text, len, key, line, sizeof(line)) ||
 			!numbers(line, r.costs.read_us[d], kGapCount))
+			return false;
+		std::snprintf(key, sizeof(key), "start_read_us_%d", d);
+		if (!field(text, len, key, line, sizeof(line)) ||
+			!numbers(line, r.costs.start_read_us[d], kGapCount))
 			return false;
 	}
 	if (!calibration_valid(r.costs))

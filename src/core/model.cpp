@@ -56,12 +56,13 @@ int vacuum_read_concurrency(const StorageInputs &in)
 
 bool calibration_valid(const Calibration &c)
 {
-	for (const auto &row : c.read_us)
-		for (double r : row)
-			if (!(std::isfinite(r) && r > 0.0))
+	for (int d = 0; d < kDensityCount; d++)
+		for (int t = 0; t < kGapCount; t++)
+			if (!(std::isfinite(c.read_us[d][t]) && c.read_us[d][t] > 0.0 &&
+				  std::isfinite(c.start_read_us[d][t]) && c.start_read_us[d][t] > 0.0))
 				return false;
 	return finite_nonnegative(c.cpu_page_us) && finite_nonnegative(c.cpu_tuple_us) &&
-		   finite_nonnegative(c.read_noise);
+		   finite_nonnegative(c.read_noise) && finite_nonnegative(c.start_read_noise);
 }
 
 namespace {
@@ -89,7 +90,21 @@ void locate(const double *xs, int n, double x, int *i, double *w)
 
 }  // namespace
 
-double measured_read_us(const Calibration &c, double density, double threshold)
+double start_share(std::uint64_t rel_pages, std::uint64_t segment_pages)
+{
+	if (rel_pages == 0)
+		return 1.0;
+	if (segment_pages == 0)
+		segment_pages = rel_pages;
+	const std::uint64_t full = rel_pages / segment_pages;
+	const std::uint64_t last = rel_pages % segment_pages;
+	const double first = static_cast<double>(full) *
+		static_cast<double>(std::min<std::uint64_t>(segment_pages, kStartPages)) +
+		static_cast<double>(std::min<std::uint64_t>(last, kStartPages));
+	return first / static_cast<double>(rel_pages);
+}
+
+double measured_read_us(const Calibration &c, double density, double threshold, bool start)
 {
 	double gaps[kGapCount];
 	for (int t = 0; t < kGapCount; t++)
@@ -98,16 +113,46 @@ double measured_read_us(const Calibration &c, double density, double threshold)
 	double dw, tw;
 	locate(kDensities, kDensityCount, density, &di, &dw);
 	locate(gaps, kGapCount, threshold, &ti, &tw);
+	const auto &us = start ? c.start_read_us : c.read_us;
 	auto at = [&](int d) {
-		return std::log(c.read_us[d][ti]) * (1 - tw) + std::log(c.read_us[d][ti + 1]) * tw;
+		return std::log(us[d][ti]) * (1 - tw) + std::log(us[d][ti + 1]) * tw;
 	};
 	return std::exp(at(di) * (1 - dw) + at(di + 1) * dw);
 }
 
-double stream_read_us(const Calibration &c)
+double stream_read_us(const Calibration &c, bool start)
 {
-	return c.read_us[kDensityCount - 1][kGapCount - 1] * kDensities[kDensityCount - 1];
+	const auto &us = start ? c.start_read_us : c.read_us;
+	return us[kDensityCount - 1][kGapCount - 1] * kDensities[kDensityCount - 1];
 }
+
+namespace {
+
+// A calibrated cost's parts: reading the relation's share among the
+// segment files' first pages (*start), the rest (*rest); VACUUM's work on
+// the pages read through is read_through * model.cpu_page.
+void calibrated_reads(const CostModel &model, const Calibration &c, std::uint32_t threshold,
+					  std::uint64_t pages_scanned, std::uint64_t read_through, double *start,
+					  double *rest)
+{
+	// per run: read_us per page to read, times the pages to read per run
+	// on the scattered map of run_density, 1 / (1 - d); longer runs read
+	// on in a stream
+	const double d = model.run_density;
+	const double needed = static_cast<double>(pages_scanned - read_through);
+	const double runs = std::min(model.runs, needed);
+	const double per_run = 1.0 / (1.0 - d);
+	const double in_runs = std::max(needed - runs * per_run, 0.0);
+	auto reads = [&](bool first) {
+		return runs * per_run * measured_read_us(c, d, threshold, first) +
+			in_runs * stream_read_us(c, first);
+	};
+	const double f = std::min(std::max(model.start_share, 0.0), 1.0);
+	*start = f * reads(true);
+	*rest = (1 - f) * reads(false);
+}
+
+}  // namespace
 
 CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 					 double tuples_per_page, const MapCounts *map)
@@ -124,6 +169,7 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 		static_cast<double>(map->rel_pages - map->needed) : 0.0;
 	constexpr double kDensest = kDensities[kDensityCount - 1];
 	m.run_density = skippable > 0.0 ? std::min(m.runs / skippable, kDensest) : kDensest;
+	m.start_share = map != nullptr ? start_share(map->rel_pages, map->segment_pages) : 1.0;
 	if (measured) {
 		// Measured, in microseconds: each run of pages VACUUM must read
 		// costs what a run cost on the scattered map with skippable runs as
@@ -131,18 +177,29 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 		const Calibration &c = *calibration;
 		m.source = CostSource::kCalibration;
 		m.cpu_page = c.cpu_page_us + c.cpu_tuple_us * tuples;
-		m.read_noise = c.read_noise;
 		m.skip_cost = m.seq_cost = 0.0;
-		for (int t = 0; t < kGapCount; t++)
-			m.cost[t] = map == nullptr ? 0.0 :
-				estimated_cost(m, &c, kGaps[t], map->needed + map->read_through[t],
-							   map->read_through[t], map->io_runs[t]);
+		for (int t = 0; t < kGapCount; t++) {
+			double start = 0.0, rest = 0.0;
+			if (map != nullptr)
+				calibrated_reads(m, c, kGaps[t], map->needed + map->read_through[t],
+								 map->read_through[t], &start, &rest);
+			m.cost[t] = start + rest + (map != nullptr ?
+				static_cast<double>(map->read_through[t]) * m.cpu_page : 0.0);
+			// each part's figures as noisy as measured, the parts weighted
+			// by their shares of the cost and added (the most their noise
+			// can add up to, however the two parts' errors go together)
+			m.noise[t] = m.cost[t] > 0.0 ?
+				(start * c.start_read_noise + (m.cost[t] - start) * c.read_noise) / m.cost[t] :
+				c.read_noise;
+		}
 		// Thresholds that read the same pages cost the same: what the
 		// highest of them costs.
 		for (int t = kGapCount - 2; map != nullptr && t >= 0; t--)
 			if (map->read_through[t] == map->read_through[t + 1] &&
-				map->io_runs[t] == map->io_runs[t + 1])
+				map->io_runs[t] == map->io_runs[t + 1]) {
 				m.cost[t] = m.cost[t + 1];
+				m.noise[t] = m.noise[t + 1];
+			}
 		return m;
 	}
 	// From the settings, in seq_page_cost units.  Read through, the run's L
@@ -190,8 +247,9 @@ bool saving_within_noise(const CostModel &model, int t)
 	const double stock = model.cost[kGapCount - 1];
 	if (!(model.cost[t] > 0.0 && stock > 0.0))
 		return false;
-	return std::log(stock / model.cost[t]) <=
-		kOneSided95 * std::sqrt(2.0) * std::max(model.read_noise, 0.0);
+	const double a = std::max(model.noise[t], 0.0);
+	const double b = std::max(model.noise[kGapCount - 1], 0.0);
+	return std::log(stock / model.cost[t]) <= kOneSided95 * std::sqrt(a * a + b * b);
 }
 
 std::uint32_t tuned_threshold(const CostModel &model)
@@ -216,17 +274,10 @@ double estimated_cost(const CostModel &model, const Calibration *calibration,
 					  std::uint64_t read_through, std::uint64_t io_runs)
 {
 	if (model.source == CostSource::kCalibration && calibration != nullptr) {
-		// per run: read_us per page to read, times the pages to read per run
-		// on the scattered map of run_density, 1 / (1 - d); longer runs read
-		// on in a stream
-		const double d = model.run_density;
-		const double needed = static_cast<double>(pages_scanned - read_through);
-		const double runs = std::min(model.runs, needed);
-		const double per_run = 1.0 / (1.0 - d);
-		const double in_runs = std::max(needed - runs * per_run, 0.0);
-		return runs * per_run * measured_read_us(*calibration, d, threshold) +
-			in_runs * stream_read_us(*calibration) +
-			static_cast<double>(read_through) * model.cpu_page;
+		double start, rest;
+		calibrated_reads(model, *calibration, threshold, pages_scanned, read_through, &start,
+						 &rest);
+		return start + rest + static_cast<double>(read_through) * model.cpu_page;
 	}
 	// a run's first page after a skip, the others in sequence
 	const double runs = static_cast<double>(std::min(io_runs, pages_scanned));
@@ -253,11 +304,13 @@ void explain(const Decision &d, const RelationInputs &in, std::uint32_t t,
 		n = std::snprintf(
 			out, size,
 			"autotuned from the storage measured by vacskip.calibrate(): %.3g%% of its "
-			"pages to read, in %.0f runs %.3g skippable pages apart on average; at "
+			"pages to read, in %.0f runs %.3g skippable pages apart on average, %.3g%% "
+			"of its pages among the first %u of a segment file; at "
 			"thresholds 1, 2, 4, 8, 16, 32 reading it would cost %.3g, %.3g, %.3g, %.3g, "
 			"%.3g, %.3g ms (VACUUM's work on the pages read through included), so runs "
 			"of %u or more pages are skipped",
 			m.density * 100, m.runs, m.runs > 0 ? skippable / m.runs : 0.0,
+			m.start_share * 100, kStartPages,
 			m.cost[0] / 1000, m.cost[1] / 1000, m.cost[2] / 1000, m.cost[3] / 1000,
 			m.cost[4] / 1000, m.cost[5] / 1000, t);
 		// 32 although a lower threshold priced cheaper: say why
@@ -267,9 +320,9 @@ void explain(const Decision &d, const RelationInputs &in, std::uint32_t t,
 			n += std::snprintf(
 				out + n, size - n,
 				", as in stock PostgreSQL: %u would cost %.2g%% less, within the "
-				"calibration's noise (%.2g%% per figure)",
+				"calibration's noise (%.2g%% and %.2g%% on the two costs)",
 				kGaps[c], 100 * (1 - m.cost[c] / m.cost[kGapCount - 1]),
-				100 * m.read_noise);
+				100 * m.noise[c], 100 * m.noise[kGapCount - 1]);
 	} else if (!(in.storage.seq_page_cost > 0.0))
 		n = std::snprintf(out, size,
 						  "autotuned: seq_page_cost %.3g is not positive (reading is "

@@ -54,20 +54,37 @@ constexpr int kDensityCount = 7;
 constexpr double kDensities[kDensityCount] = {
 	0.01, 1.0 / 33, 1.0 / 17, 1.0 / 9, 1.0 / 5, 1.0 / 3, 1.0 / 2};
 
+// The first pages of a file that calibrate() times apart: 16 MB, twice
+// the largest readahead window (read_ahead_kb 8192) of the disk vacskip is
+// benchmarked on.  With buffered reads the kernel's readahead takes a
+// stretch of reads to settle on a file it has just opened (serve every
+// later read): on that disk (python3 -m bench.readahead, docs/model.md)
+// VACUUM-like reads of scattered maps went to the device for most of the
+// first pages to read, and where readahead settled it mostly did within
+// the first few thousand pages.  A VACUUM opens each segment file of its
+// relation (RELSEG_SIZE pages) anew, so its first kStartPages pages are
+// read as calibrate()'s first ones were.
+constexpr std::uint32_t kStartPages = 2048;
+
 // What vacskip.calibrate() measured on one tablespace's storage through the
 // server's own read path, cold, in microseconds.
 struct Calibration {
 	// Per page VACUUM must read, reading what a VACUUM with threshold
 	// kGaps[t] reads on a pseudo-random map in which a fraction
 	// kDensities[d] of the pages must be read: those pages, and the runs
-	// shorter than the threshold between them.
+	// shorter than the threshold between them.  start_read_us: on the
+	// file's first kStartPages pages, just opened; read_us: on the pages
+	// after those, read on (at least as many again).
+	double start_read_us[kDensityCount][kGapCount] = {};
 	double read_us[kDensityCount][kGapCount] = {};
 	// How far each read_us figure may be off where figures are compared:
 	// the standard deviation of its logarithm, from the rounds' residual
 	// once each pattern's and each round's mean are taken out, and their
 	// number (read_noise() in calibration.hpp); 0 where one round left it
-	// unmeasured.
+	// unmeasured.  start_read_noise: the same of start_read_us (with direct
+	// reads, where both are one figure, read_noise).
 	double read_noise = 0;
+	double start_read_noise = 0;
 	// VACUUM's work on a page it reads although the map let it skip it (an
 	// all-frozen page: pruning and freezing find nothing to do), measured on
 	// cached pages: a fixed part per page and a part per tuple.
@@ -84,6 +101,7 @@ bool calibration_valid(const Calibration &c);
 // whatever the threshold, and those it reads through as well.
 struct MapCounts {
 	std::uint64_t rel_pages = 0;
+	std::uint64_t segment_pages = 131072;   // RELSEG_SIZE: pages per file
 	std::uint64_t needed = 0;
 	std::uint64_t read_through[kGapCount] = {};
 	std::uint64_t io_runs[kGapCount] = {};
@@ -111,11 +129,17 @@ struct CostModel {
 	double density;
 	double runs;
 	double run_density;
+	// The share of its pages among the first kStartPages of a segment file
+	// (start_share()), priced with the calibration's start_read_us.
+	double start_share;
 	double cost[kGapCount];
 	// VACUUM's work per page read through (0 where no measurement gives it).
 	double cpu_page;
-	// The calibration's read_noise (0 without one).
-	double read_noise;
+	// How far each cost may be off, as the standard deviation of its
+	// logarithm: its parts' figures' noise (read_noise, start_read_noise),
+	// weighted by their shares of the cost, VACUUM's work counted as noisy
+	// as the reads after a file's first pages (0 without a calibration).
+	double noise[kGapCount];
 	// vacuum_read_concurrency(): reported, and part of what a calibration
 	// measured.
 	int concurrency;
@@ -145,19 +169,26 @@ constexpr double kDocumentedUncachedFactor = 40.0 / 4.0;
 // to read beyond the scattered map's 1 / (1 - d) per run (longer runs, as
 // where changes cluster) cost what reading on in a stream does
 // (stream_read_us()), at every threshold alike.  On a scattered map this
-// is needed * read_us(density, T).
+// is needed * read_us(density, T).  The relation's share among the first
+// pages of its segment files (start_share()) is priced so with
+// start_read_us, the rest with read_us.
 CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 					 double tuples_per_page, const MapCounts *map);
 
+// The share of a relation's pages that lie among the first kStartPages
+// pages of one of its segment files; 1 for an empty relation.
+double start_share(std::uint64_t rel_pages, std::uint64_t segment_pages);
+
 // Measured read cost per page that must be read, at a map density and a
 // threshold: linear in the logarithms of both between the measured ones,
-// the nearest measured one beyond.
-double measured_read_us(const Calibration &c, double density, double threshold);
+// the nearest measured one beyond; from start_read_us where `start`.
+double measured_read_us(const Calibration &c, double density, double threshold,
+						bool start = false);
 
 // What a page read on in a stream cost: the densest calibrated map read at
 // the highest threshold reads every page of its stretch of the table, a
 // share kDensities[kDensityCount - 1] of them pages to read.
-double stream_read_us(const Calibration &c);
+double stream_read_us(const Calibration &c, bool start = false);
 
 // The one-sided 95 % quantile of the normal distribution: a saving
 // measured with noise counts when it exceeds this many standard deviations.
@@ -169,8 +200,8 @@ std::uint32_t cheapest_threshold(const CostModel &model);
 
 // Whether the calibrated saving of threshold kGaps[t] over stock's is within
 // the calibration's noise: the logarithm of cost(32) / cost(t) at most
-// kOneSided95 times that of the difference of two figures, sqrt(2) *
-// read_noise.
+// kOneSided95 times the noise of that difference, sqrt(noise[t]^2 +
+// noise[32]^2).
 bool saving_within_noise(const CostModel &model, int t);
 
 // The all-frozen threshold the model chooses, in 1..kStockThreshold so that

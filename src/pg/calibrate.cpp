@@ -17,7 +17,14 @@
 //     READ_STREAM_MAINTENANCE and a vacuum buffer strategy (merging up to
 //     io_combine_limit, maintenance_io_concurrency reads in flight,
 //     io_method's workers), before 18 one ReadBuffer at a time (kernel
-//     readahead), timed per page that must be read.
+//     readahead), timed per page that must be read.  A pattern reads up
+//     to the map's kMaxNeeded-th page to read; with buffered reads first
+//     the table's first vacskip::kStartPages pages, where the kernel's
+//     readahead settles on the file just opened, timed apart, then up to
+//     the kMaxNeeded-th page to read after them and at least as many pages
+//     again (what readahead fetched ahead during the first part must not
+//     make up most of the rest).  With direct reads (no kernel readahead)
+//     one figure serves both parts.
 //   * a CPU table of frozen tuples at two densities, in shared buffers:
 //     what VACUUM's first pass does with an all-frozen page it reads
 //     (heap_page_prune_and_freeze() on 18; on 15 heap_page_prune() and the
@@ -43,8 +50,8 @@ namespace {
 // The I/O table, and the patterns read from it: kDensities x kGaps.
 constexpr BlockNumber kIoPages = 16384;
 constexpr int kPatterns = vacskip::kDensityCount * vacskip::kGapCount;
-constexpr int kMinNeeded = 16;                      // per pattern, first round
-constexpr int kMaxNeeded = 256;                     // per pattern: a prefix of the map
+constexpr int kMinNeeded = 16;                      // after the first part, first round
+constexpr int kMaxNeeded = 256;                     // after the first part, at most
 constexpr int kMaxRounds = 200;
 // A pattern's block list: the high bit marks a page that must be read.
 constexpr uint32 kNeededBit = 0x80000000u;
@@ -147,9 +154,10 @@ needed_on_map(int d, BlockNumber blk)
 
 // Pattern k = d * kGapCount + t: the blocks a VACUUM with threshold
 // kGaps[t] reads on map d, in order, those that must be read marked; up to
-// the kMaxNeeded-th page that must be read.
+// the kMaxNeeded-th page that must be read, counted from block `from` on,
+// and at least to block 2 * from.
 uint32 *
-pattern_blocks(int k, int *count)
+pattern_blocks(int k, BlockNumber from, int *count)
 {
 	const int	d = k / vacskip::kGapCount;
 	const BlockNumber threshold = vacskip::kGaps[k % vacskip::kGapCount];
@@ -168,7 +176,7 @@ pattern_blocks(int k, int *count)
 				blocks[n++] = b;
 		blocks[n++] = blk | kNeededBit;
 		prev = blk;
-		if (++needed == kMaxNeeded)
+		if (blk >= from && ++needed >= kMaxNeeded && blk >= 2 * from)
 			break;
 	}
 	*count = n;
@@ -247,14 +255,18 @@ evict(Relation rel)
 }
 
 // One pattern being read: its blocks, how many were handed out and how
-// many of those must be read; it stops handing out at `deadline_us` after
-// `start` (at least kMinNeeded pages that must be read, first).
+// many of those must be read, and how many of them lie before `split` (the
+// first part, read whole; 0: one part).  It stops handing out at
+// `deadline_us` after `start`, once past the first part and kMinNeeded
+// pages that must be read after it.
 struct Pattern
 {
 	const uint32 *blocks;
 	int			count;
 	int			issued;
 	int			needed;
+	BlockNumber split;
+	int			first_needed;
 	instr_time	start;
 	double		deadline_us;
 };
@@ -264,7 +276,9 @@ pattern_more(const Pattern *p)
 {
 	if (p->issued >= p->count)
 		return false;
-	return p->needed < kMinNeeded || elapsed_us(p->start) < p->deadline_us;
+	if ((p->blocks[p->issued] & ~kNeededBit) < p->split)
+		return true;
+	return p->needed - p->first_needed < kMinNeeded || elapsed_us(p->start) < p->deadline_us;
 }
 
 BlockNumber
@@ -288,13 +302,18 @@ pattern_next(ReadStream *stream, void *private_data, void *per_buffer_data)
 }
 #endif
 
-// Time one pattern: microseconds per page that must be read.
-double
+// Time one pattern: microseconds per page that must be read, in the part
+// before `split` (*first_us) and after it (*rest_us); with split 0 the
+// whole pattern's figure, both.
+void
 time_pattern(Relation rel, BufferAccessStrategy strategy, const uint32 *blocks, int count,
-			 double deadline_us)
+			 BlockNumber split, double deadline_us, double *first_us, double *rest_us)
 {
-	Pattern		p = {blocks, count, 0, 0, {}, deadline_us};
+	Pattern		p = {blocks, count, 0, 0, split, 0, {}, deadline_us};
+	double		split_us = -1;
 
+	for (int i = 0; i < count && (blocks[i] & ~kNeededBit) < split; i++)
+		p.first_needed += (blocks[i] & kNeededBit) != 0;
 	INSTR_TIME_SET_CURRENT(p.start);
 #if PG_VERSION_NUM >= 180000
 	ReadStream *stream = read_stream_begin_relation(READ_STREAM_MAINTENANCE, strategy, rel,
@@ -303,6 +322,8 @@ time_pattern(Relation rel, BufferAccessStrategy strategy, const uint32 *blocks, 
 
 	while ((buf = read_stream_next_buffer(stream, nullptr)) != InvalidBuffer)
 	{
+		if (split_us < 0 && BufferGetBlockNumber(buf) >= split)
+			split_us = elapsed_us(p.start);
 		ReleaseBuffer(buf);
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -310,15 +331,27 @@ time_pattern(Relation rel, BufferAccessStrategy strategy, const uint32 *blocks, 
 #else
 	while (pattern_more(&p))
 	{
-		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, pattern_take(&p),
-											 RBM_NORMAL, strategy);
+		const BlockNumber blk = pattern_take(&p);
+
+		if (split_us < 0 && blk >= split)
+			split_us = elapsed_us(p.start);
+		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
 
 		ReleaseBuffer(buf);
 		CHECK_FOR_INTERRUPTS();
 	}
 #endif
+	const double total_us = elapsed_us(p.start);
+	const int	rest_needed = p.needed - p.first_needed;
+
 	Assert(p.needed > 0);
-	return elapsed_us(p.start) / p.needed;
+	if (split == 0 || p.first_needed == 0 || rest_needed == 0 || split_us < 0)
+	{
+		*first_us = *rest_us = total_us / p.needed;
+		return;
+	}
+	*first_us = split_us / p.first_needed;
+	*rest_us = (total_us - split_us) / rest_needed;
 }
 
 // ---------------------------------------------------------------- CPU
@@ -554,14 +587,20 @@ measure(Relation io, Relation cpu, double seconds, instr_time start,
 #else
 	BufferAccessStrategy strategy = GetAccessStrategy(BAS_VACUUM);
 #endif
-	double	   *samples = static_cast<double *>(palloc(sizeof(double) * kPatterns * kMaxRounds));
+	// pattern k's figure of round r at samples[k * kMaxRounds + r], of its
+	// first part at samples[(kPatterns + k) * kMaxRounds + r]
+	double	   *samples =
+		static_cast<double *>(palloc(sizeof(double) * 2 * kPatterns * kMaxRounds));
 	uint32	   *blocks[kPatterns];
 	int			counts[kPatterns];
 	const double budget_us = seconds * 1e6;
 	int			rounds = 0;
+	// buffered: the kernel's readahead settles over the first pages of a
+	// file (model.hpp, kStartPages); those are timed apart
+	const BlockNumber split = rec->direct_io ? 0 : vacskip::kStartPages;
 
 	for (int k = 0; k < kPatterns; k++)
-		blocks[k] = pattern_blocks(k, &counts[k]);
+		blocks[k] = pattern_blocks(k, split, &counts[k]);
 	fill_io_table(io);
 	// The first round always completes, a share of the time for each
 	// pattern; later rounds whole patterns while time is left, and count
@@ -579,18 +618,26 @@ measure(Relation io, Relation cpu, double seconds, instr_time start,
 				break;
 			}
 			evict(io);
-			samples[k * kMaxRounds + rounds] =
-				time_pattern(io, strategy, blocks[k], counts[k],
-							 rounds == 0 ? std::max(left, 0.0) / (kPatterns - j) : 1e300);
+			time_pattern(io, strategy, blocks[k], counts[k], split,
+						 rounds == 0 ? std::max(left, 0.0) / (kPatterns - j) : 1e300,
+						 &samples[(kPatterns + k) * kMaxRounds + rounds],
+						 &samples[k * kMaxRounds + rounds]);
 		}
 		if (more)
 			rounds++;
 		more = more && elapsed_us(start) < budget_us;
 	}
 	for (int k = 0; k < kPatterns; k++)
+	{
 		rec->costs.read_us[k / vacskip::kGapCount][k % vacskip::kGapCount] =
 			median(&samples[k * kMaxRounds], rounds);
+		rec->costs.start_read_us[k / vacskip::kGapCount][k % vacskip::kGapCount] =
+			median(&samples[(kPatterns + k) * kMaxRounds], rounds);
+	}
 	rec->costs.read_noise = vacskip::read_noise(samples, kPatterns, rounds, kMaxRounds);
+	rec->costs.start_read_noise = split ?
+		vacskip::read_noise(&samples[kPatterns * kMaxRounds], kPatterns, rounds, kMaxRounds) :
+		rec->costs.read_noise;
 	rec->rounds = rounds;
 	FreeAccessStrategy(strategy);
 	evict(io);

@@ -238,7 +238,7 @@ describe_io_path(const vacskip::StorageInputs &in, char *out, size_t size)
 Datum
 calibration_datum(TupleDesc tupdesc, Oid spcoid, const vacskip::CalibrationRecord &rec)
 {
-	constexpr int ncols = 10;
+	constexpr int ncols = 12;
 	Datum		v[ncols];
 	bool		nulls[ncols] = {};
 	char		path[256];
@@ -254,7 +254,10 @@ calibration_datum(TupleDesc tupdesc, Oid spcoid, const vacskip::CalibrationRecor
 	v[i++] = float8_array(vacskip::kDensities, vacskip::kDensityCount);
 	v[i++] = float8_matrix(&rec.costs.read_us[0][0], vacskip::kDensityCount,
 						   vacskip::kGapCount);
+	v[i++] = float8_matrix(&rec.costs.start_read_us[0][0], vacskip::kDensityCount,
+						   vacskip::kGapCount);
 	v[i++] = Float8GetDatum(rec.costs.read_noise);
+	v[i++] = Float8GetDatum(rec.costs.start_read_noise);
 	v[i++] = Float8GetDatum(rec.costs.cpu_page_us);
 	v[i++] = Float8GetDatum(rec.costs.cpu_tuple_us);
 	Assert(i == ncols);

@@ -153,6 +153,7 @@ read_map_counts(Relation rel, BlockNumber rel_pages, bool aggressive, vacskip::M
 	walk_visibility_map(rel, rel_pages, aggressive, results, vacskip::kGapCount);
 	*out = vacskip::MapCounts();
 	out->rel_pages = rel_pages;
+	out->segment_pages = RELSEG_SIZE;
 	out->needed = results[0].pages_scanned - results[0].pages_read_through;
 	for (int t = 0; t < vacskip::kGapCount; t++)
 	{

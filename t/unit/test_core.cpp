@@ -154,16 +154,26 @@ void test_read_concurrency()
 }
 
 // A calibration whose reads cost `us` per page to read at every density
-// and threshold, but `at_t` at threshold kGaps[t] where given.
+// and threshold, on a file's first pages as on the rest.
 Calibration flat(double us, double cpu_page = 0, double cpu_tuple = 0)
 {
 	Calibration c;
-	for (auto &row : c.read_us)
-		for (double &r : row)
-			r = us;
+	for (int d = 0; d < kDensityCount; d++)
+		for (int t = 0; t < kGapCount; t++)
+			c.read_us[d][t] = c.start_read_us[d][t] = us;
 	c.cpu_page_us = cpu_page;
 	c.cpu_tuple_us = cpu_tuple;
 	return c;
+}
+
+// c, its first pages' figures made what its read_us say (for the tests of
+// what does not depend on the part of the file).
+const Calibration *both(Calibration &c)
+{
+	for (int d = 0; d < kDensityCount; d++)
+		for (int t = 0; t < kGapCount; t++)
+			c.start_read_us[d][t] = c.read_us[d][t];
+	return &c;
 }
 
 // A map of `pages` pages, `needed` of which VACUUM must read, scattered
@@ -225,20 +235,20 @@ void test_model_calibrated()
 		for (int t = 0; t < kGapCount; t++)
 			row[t] = at[t];
 	const MapCounts map = map_of(10000, 500, {0, 100, 300, 700, 1500, 3000});
-	const CostModel m = cost_model(in, &c, 100, &map);
+	const CostModel m = cost_model(in, both(c), 100, &map);
 	check(m.source == CostSource::kCalibration && near(m.density, 0.05) && near(m.cpu_page, 10),
 		  "calibrated: density and work per page");
 	check(near(m.cost[0], 500 * 60) && near(m.cost[2], 500 * 30 + 300 * 10) &&
 			  near(m.cost[5], 500 * 70 + 3000 * 10),
 		  "cost = needed * read_us + read through * work");
-	check(auto_threshold(in, &c, 100, &map) == 4, "the cheapest: 4 (18,000 us)");
-	check(auto_threshold(in, &c, 0, &map) == 4, "no tuples: still 4");
+	check(auto_threshold(in, both(c), 100, &map) == 4, "the cheapest: 4 (18,000 us)");
+	check(auto_threshold(in, both(c), 0, &map) == 4, "no tuples: still 4");
 	// more work per page read through favours skipping
 	const MapCounts long_runs = map_of(10000, 500, {0, 10, 20, 600, 1500, 3000});
-	check(auto_threshold(in, &c, 0, &long_runs) == 4, "4 reads 20 pages through: 15,040");
+	check(auto_threshold(in, both(c), 0, &long_runs) == 4, "4 reads 20 pages through: 15,040");
 	c.cpu_page_us = 40;
-	check(auto_threshold(in, &c, 0, &long_runs) == 4, "dear work, still 4");
-	check(auto_threshold(in, &c, 0, &map) == 2, "dear work: 2 reads 100 through, 24,000");
+	check(auto_threshold(in, both(c), 0, &long_runs) == 4, "dear work, still 4");
+	check(auto_threshold(in, both(c), 0, &map) == 2, "dear work: 2 reads 100 through, 24,000");
 	// ties keep the threshold closer to stock: a map with nothing to read
 	// through costs the same at every threshold of equal reads
 	Calibration same = flat(50);
@@ -280,29 +290,29 @@ void test_model_runs()
 	// 500 of 10,000 pages to read, scattered: 475 runs, 9,500 skippable
 	// pages, a run every 20: priced at 5 %, where 1 is cheapest
 	const MapCounts scattered = map_of(10000, 500, {0, 10, 20, 40, 80, 160});
-	const CostModel sm = cost_model(in, &c, 0, &scattered);
+	const CostModel sm = cost_model(in, both(c), 0, &scattered);
 	check(near(sm.runs, 475) && near(sm.run_density, 0.05) && near(sm.cost[0], 500 * 40.0),
 		  "scattered: a run per 20 skippable pages, priced as the 5 % map");
-	check(auto_threshold(in, &c, 0, &scattered) == 1, "scattered: 1");
+	check(auto_threshold(in, both(c), 0, &scattered) == 1, "scattered: 1");
 	// the same pages in 50 runs of 10: a run per 190 skippable pages, the
 	// sparsest map's prices, 32 cheapest; the pages beyond its 1 / (1 - d)
 	// per run are read on in a stream, at the densest map read through
 	MapCounts clustered = scattered;
 	clustered.io_runs[0] = 50;
-	const CostModel cm = cost_model(in, &c, 0, &clustered);
+	const CostModel cm = cost_model(in, both(c), 0, &clustered);
 	const double d = 50.0 / 9500;
 	const double stream = 90 * kDensities[kDensityCount - 1];
 	check(near(cm.run_density, d) && near(stream_read_us(c), stream) &&
 			  near(cm.cost[5], 50 / (1 - d) * 40 + (500 - 50 / (1 - d)) * stream),
 		  "clustered: per run the sparse map's cost, the rest of each run a stream");
-	check(auto_threshold(in, &c, 0, &clustered) == 32, "clustered: 32");
+	check(auto_threshold(in, both(c), 0, &clustered) == 32, "clustered: 32");
 	// runs more often than every second skippable page: the densest map
 	MapCounts packed = map_of(1000, 900, {0, 0, 0, 0, 0, 0});
 	for (auto &runs : packed.io_runs)
 		runs = 80;
-	const CostModel pm = cost_model(in, &c, 0, &packed);
+	const CostModel pm = cost_model(in, both(c), 0, &packed);
 	check(near(pm.run_density, kDensities[kDensityCount - 1]) && std::isfinite(pm.cost[0]) &&
-			  auto_threshold(in, &c, 0, &packed) == 32,
+			  auto_threshold(in, both(c), 0, &packed) == 32,
 		  "runs closer than every second page: the densest map; nothing read through: 32");
 	// thresholds that read the same pages cost the same, whatever the
 	// calibrated map says of them
@@ -311,10 +321,51 @@ void test_model_runs()
 		same.read_through[t] = t < 3 ? 0 : 40;
 		same.io_runs[t] = t < 3 ? 475 : 400;
 	}
-	const CostModel am = cost_model(in, &c, 0, &same);
+	const CostModel am = cost_model(in, both(c), 0, &same);
 	check(am.cost[0] == am.cost[2] && am.cost[3] == am.cost[5] && am.cost[2] != am.cost[3] &&
-			  auto_threshold(in, &c, 0, &same) == 4,
+			  auto_threshold(in, both(c), 0, &same) == 4,
 		  "equal reads, equal costs: 4 for 1, 2 and 4; 32 for 8, 16 and 32");
+}
+
+void test_start_share()
+{
+	check(start_share(0, 131072) == 1.0 && start_share(1000, 131072) == 1.0,
+		  "empty, or within the first pages: all of it");
+	check(near(start_share(10000, 131072), 0.2048), "10,000 pages: the first 2,048");
+	// two whole segments and 37,856 pages of a third: 2,048 of each
+	check(near(start_share(300000, 131072), 3 * 2048 / 300000.0), "three files");
+	check(near(start_share(263144, 131072), (2 * 2048 + 1000) / 263144.0),
+		  "a last file shorter than 2,048 pages counts what it has");
+}
+
+void test_model_start()
+{
+	// First pages where 32 is cheapest (the kernel's readahead not yet
+	// settled), the rest where 4 is: a table within its first pages takes
+	// 32, a large one 4; the costs mix by the share.
+	const StorageInputs in = default_storage(15);
+	Calibration c = flat(1);
+	const double start[kGapCount] = {300, 280, 260, 200, 150, 100};
+	const double rest[kGapCount] = {60, 40, 30, 35, 45, 70};
+	for (int d = 0; d < kDensityCount; d++)
+		for (int t = 0; t < kGapCount; t++) {
+			c.start_read_us[d][t] = start[t];
+			c.read_us[d][t] = rest[t];
+		}
+	const MapCounts small = map_of(2000, 100, {0, 20, 60, 140, 300, 600});
+	const MapCounts large = map_of(2000000, 100000, {0, 20000, 60000, 140000, 300000, 600000});
+	check(auto_threshold(in, &c, 0, &small) == 32, "within the first pages: 32");
+	check(auto_threshold(in, &c, 0, &large) == 4, "2,000,000 pages, 1.6 % first: 4");
+	MapCounts mid = map_of(10000, 500, {0, 100, 300, 700, 1500, 3000});
+	const CostModel m = cost_model(in, &c, 0, &mid);
+	const double f = 0.2048;
+	bool mixed = near(m.start_share, f);
+	for (int t = 0; t < kGapCount; t++)
+		mixed &= near(m.cost[t], 500 * (f * start[t] + (1 - f) * rest[t]));
+	check(mixed, "10,000 pages: 20.48 % at the first pages' figures, the rest at read_us");
+	mid.segment_pages = 4096;   // three files: 2,048 + 2,048 + 1,808 first pages
+	check(near(cost_model(in, &c, 0, &mid).start_share, 5904 / 10000.0),
+		  "every segment file starts anew");
 }
 
 void test_model_noise()
@@ -328,29 +379,48 @@ void test_model_noise()
 		for (int t = 0; t < kGapCount; t++)
 			row[t] = at[t];
 	const MapCounts map = map_of(10000, 500, {0, 10, 20, 40, 80, 160});
-	check(auto_threshold(in, &c, 0, &map) == 4, "no noise measured: the cheapest, 4");
+	check(auto_threshold(in, both(c), 0, &map) == 4, "no noise measured: the cheapest, 4");
 	c.read_noise = 0.02;
-	check(auto_threshold(in, &c, 0, &map) == 4, "5 % saved, beyond noise 0.02: 4");
+	c.start_read_noise = 0.02;
+	check(auto_threshold(in, both(c), 0, &map) == 4, "5 % saved, beyond noise 0.02: 4");
 	c.read_noise = 0.025;
-	const CostModel m = cost_model(in, &c, 0, &map);
+	c.start_read_noise = 0.025;
+	const CostModel m = cost_model(in, both(c), 0, &map);
 	check(cheapest_threshold(m) == 4 && saving_within_noise(m, 2) &&
-			  auto_threshold(in, &c, 0, &map) == 32,
+			  auto_threshold(in, both(c), 0, &map) == 32,
 		  "5 % saved, within noise 0.025: stock's 32");
 	// a large saving survives large noise
 	for (auto &row : c.read_us)
 		row[2] = 50;
-	check(auto_threshold(in, &c, 0, &map) == 4, "half the cost: 4 whatever the noise");
+	check(auto_threshold(in, both(c), 0, &map) == 4, "half the cost: 4 whatever the noise");
 	RelationInputs r;
 	r.storage = in;
 	c.read_noise = 0.025;
+	c.start_read_noise = 0.025;
 	for (auto &row : c.read_us)
 		row[2] = 95;
-	r.calibration = &c;
+	r.calibration = both(c);
 	r.map = &map;
 	const Decision d = decide(kThresholdAutotune, r);
 	check(d.thresholds.all_frozen == 32 &&
 			  std::string(d.reason).find("within the calibration's noise") != std::string::npos,
 		  "the reason says why 32 was kept");
+	// each part's noise weighs by its share of the cost: noisy first pages
+	// (0.2) and quiet rest (0.01) keep 32 on a table within its first
+	// pages, and let 4 save its 5 % on one of 1,000,000 pages (8 files,
+	// 1.64 % first: 0.0164 * 0.2 + 0.9836 * 0.01 = 0.0131 per cost,
+	// 1.645 * sqrt 2 * 0.0131 = 0.030 < ln (100 / 95) = 0.051)
+	c.read_noise = 0.01;
+	c.start_read_noise = 0.2;
+	const MapCounts small = map_of(2000, 100, {0, 2, 4, 8, 16, 32});
+	const MapCounts large = map_of(1000000, 50000, {0, 1000, 2000, 4000, 8000, 16000});
+	const CostModel lm = cost_model(in, both(c), 0, &large);
+	check(auto_threshold(in, both(c), 0, &small) == 32 &&
+			  near(cost_model(in, both(c), 0, &small).noise[2], 0.2),
+		  "within the first pages: their noise, 32 kept");
+	check(auto_threshold(in, both(c), 0, &large) == 4 &&
+			  std::fabs(lm.noise[2] - (0.016384 * 0.2 + 0.983616 * 0.01)) < 1e-9,
+		  "1,000,000 pages: mostly the rest's noise, 4");
 }
 
 void test_read_noise()
@@ -407,14 +477,14 @@ void test_model_monotonic()
 		for (double us : {60.0, 40.0, 30.0, 20.0, 10.0, 1.0}) {
 			for (auto &row : c.read_us)
 				row[t] = us;
-			const std::uint32_t before = auto_threshold(in, &c, 50, &map);
+			const std::uint32_t before = auto_threshold(in, both(c), 50, &map);
 			for (auto &row : c.read_us)
 				row[t] = us * 0.9;
-			const std::uint32_t after = auto_threshold(in, &c, 50, &map);
+			const std::uint32_t after = auto_threshold(in, both(c), 50, &map);
 			fall_ok &= after == before || after == kGaps[t];
 			for (auto &row : c.read_us)
 				row[t] = us;
-			cpu_ok &= auto_threshold(in, &c, 200, &map) <= before;
+			cpu_ok &= auto_threshold(in, both(c), 200, &map) <= before;
 		}
 	}
 	check(fall_ok, "a threshold whose reads get cheaper is chosen or the choice stays");
@@ -450,7 +520,7 @@ void test_estimated_cost()
 	const StorageInputs in = default_storage(18);
 	Calibration c = flat(50, 2, 0.08);
 	const MapCounts map = map_of(10000, 500, {0, 100, 300, 700, 1500, 3000});
-	const CostModel m = cost_model(in, &c, 100, &map);
+	const CostModel m = cost_model(in, both(c), 100, &map);
 	check(near(estimated_cost(m, &c, 4, 800, 300, 90), 500 * 50 + 300 * 10),
 		  "calibrated: the pages to read at the measured cost, the others' work");
 	check(estimated_cost(m, &c, 4, 0, 0, 0) == 0.0, "nothing read costs nothing");
@@ -468,6 +538,7 @@ void test_calibration_record()
 	r.costs = flat(50.5, 0.75, 0.0625);
 	r.costs.read_us[kDensityCount - 1][5] = 48.125;
 	r.costs.read_us[0][1] = 333.5;
+	r.costs.start_read_us[2][3] = 777.25;
 	r.server_major = 18;
 	r.direct_io = true;
 	r.io_method = IoMethod::kWorker;
@@ -478,6 +549,7 @@ void test_calibration_record()
 	r.seconds = 10.5;
 	r.rounds = 7;
 	r.costs.read_noise = 0.03125;
+	r.costs.start_read_noise = 0.25;
 	std::snprintf(r.tablespace, sizeof(r.tablespace), "%s", "fast space");
 	char text[4096];
 	const int n = format_calibration(r, text, sizeof(text));
@@ -486,7 +558,10 @@ void test_calibration_record()
 	check(near(back.costs.read_us[1][1], 50.5) &&
 			  near(back.costs.read_us[kDensityCount - 1][5], 48.125) &&
 			  near(back.costs.read_us[0][1], 333.5) &&
+			  near(back.costs.start_read_us[2][3], 777.25) &&
+			  near(back.costs.start_read_us[0][1], 50.5) &&
 			  near(back.costs.cpu_tuple_us, 0.0625) && near(back.costs.read_noise, 0.03125) &&
+			  near(back.costs.start_read_noise, 0.25) &&
 			  back.io_method == IoMethod::kWorker &&
 			  back.direct_io && back.measured_at == 1764600000 && back.rounds == 7 &&
 			  std::string(back.tablespace) == "fast space",
@@ -516,13 +591,18 @@ void test_calibration_record()
 	const std::string good(text, n);
 	CalibrationRecord x;
 	check(!parse_calibration(text, n / 2, &x), "a truncated file");
-	std::string v3 = good;
-	v3.replace(v3.find("version 4"), 9, "version 3");
-	check(!parse_calibration(v3.data(), v3.size(), &x),
-		  "another format version (3: no read_noise)");
+	std::string v4 = good;
+	v4.replace(v4.find("version 5"), 9, "version 4");
+	check(!parse_calibration(v4.data(), v4.size(), &x),
+		  "another format version (4: no start_read_us)");
 	std::string noisy = good;
 	noisy.replace(noisy.find("read_noise "), 11, "read_noise -");
 	check(!parse_calibration(noisy.data(), noisy.size(), &x), "negative noise");
+	std::string no_start_noise = good;
+	const std::size_t k = no_start_noise.find("start_read_noise ");
+	no_start_noise.erase(k, no_start_noise.find('\n', k) - k + 1);
+	check(!parse_calibration(no_start_noise.data(), no_start_noise.size(), &x),
+		  "the first pages' noise missing");
 	std::string neg = good;
 	neg.replace(neg.find("read_us_2 "), 10, "read_us_2 -");
 	check(!parse_calibration(neg.data(), neg.size(), &x), "a negative read cost");
@@ -534,6 +614,16 @@ void test_calibration_record()
 	const std::size_t h = missing.find("read_us_3 ");
 	missing.erase(h, missing.find('\n', h) - h + 1);
 	check(!parse_calibration(missing.data(), missing.size(), &x), "a density missing");
+	std::string no_start = good;
+	const std::size_t i = no_start.find("start_read_us_6 ");
+	no_start.erase(i, no_start.find('\n', i) - i + 1);
+	check(i != std::string::npos && !parse_calibration(no_start.data(), no_start.size(), &x),
+		  "a density's first-pages figures missing");
+	std::string zero_start = good;
+	const std::size_t j = zero_start.find("start_read_us_0 ");
+	zero_start.replace(j, 16, "start_read_us_0 0 ");
+	check(!parse_calibration(zero_start.data(), zero_start.size(), &x),
+		  "a first-pages figure of 0");
 	check(!parse_calibration("", 0, &x), "an empty file");
 }
 
@@ -697,6 +787,8 @@ int main()
 	test_model_settings();
 	test_read_concurrency();
 	test_measured_read_us();
+	test_start_share();
+	test_model_start();
 	test_calibrated_densities();
 	test_model_calibrated();
 	test_model_runs();
