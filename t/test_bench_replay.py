@@ -15,7 +15,8 @@ RESULTS = Path(__file__).resolve().parent.parent / "bench" / "results"
 # 11 (a file's first pages timed apart): their sweep notes say which
 # threshold the autotuner chose for every repetition's map
 RUNS = [RESULTS / "2026-12-02-vm-2c24g-default-rev10",
-        RESULTS / "2026-12-02-vm-2c24g-default-rev11"]
+        RESULTS / "2026-12-02-vm-2c24g-default-rev11",
+        RESULTS / "2026-12-02-vm-2c24g-default-rev11-2"]
 
 
 def test_map_counts_follow_the_skip_rule():
