@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from bench.vacbench import harness, plan, report_verdict, stats, store
+from bench.vacbench import harness, plan, profiles, report, report_verdict, stats, store
 
 G = ("18-patched", "direct", "latency")
 
@@ -207,9 +207,34 @@ def test_scope(tmp_path):
     (tmp_path / "r").mkdir()
     plan.apply_scope(more, tmp_path / "r", reps="5,11")
     assert more["reps"] == 5 and stats.max_reps(more) == 11
+    # storage and settings the profiles do not describe, kept for --report-only
+    held = dict(dflt)
+    (tmp_path / "h").mkdir()
+    plan.apply_scope(held, tmp_path / "h", profiles="latency,iops",
+                     emulation="latency.latency_us=200,iops.iops=1000",
+                     settings="latency.maintenance_io_concurrency=4")
+    assert profiles.profile_env("latency", held)["SLOWREAD_LATENCY_US"] == "200"
+    assert profiles.profile_env("latency", held)["SLOWREAD_MBPS"] == "250"
+    assert profiles.profile_env("iops", held)["SLOWREAD_IOPS"] == "1000"
+    assert profiles.profile_env("iops", plan.SIZES["default"])["SLOWREAD_IOPS"] == "3000"
+    conf = profiles.profile_settings(18, "direct", "latency", held)
+    assert conf["maintenance_io_concurrency"] == "4" and conf["random_page_cost"] == "1.1"
+    assert "maintenance_io_concurrency" not in profiles.profile_settings(18, "direct", "iops",
+                                                                          held)
+    again = dict(plan.SIZES["default"])
+    plan.apply_scope(again, tmp_path / "h")
+    assert again["emulation_of"] == held["emulation_of"]
+    assert again["settings_of"] == held["settings_of"]
+    assert "other than the profiles' for iops, latency" in report.title("default", held, [])
+    assert "other than" not in report.title("default", dflt, [])
     for kw in (dict(profiles="fast"), dict(profiles=""), dict(fracs="0.3"), dict(fracs="x"),
                dict(fracs="wide:1e-3"), dict(workloads="tpcc"), dict(reps="0"),
-               dict(reps="5,x"), dict(reps="1,2,3"), dict(reps="5,4")):
+               dict(reps="5,x"), dict(reps="1,2,3"), dict(reps="5,4"),
+               dict(emulation="latency.iops=1000"), dict(emulation="latency.latency_us=0"),
+               dict(emulation="latency.latency_us=x"), dict(emulation="disk.x=1"),
+               dict(emulation="fast.latency_us=1"), dict(emulation="latency_us=1"),
+               dict(settings="latency.x='1'"), dict(settings="fast.x=1"),
+               dict(emulation="latency.latency_us=inf"), dict(emulation="")):
         (tmp_path / "bad").mkdir(exist_ok=True)
         with pytest.raises(ValueError):
             plan.apply_scope(dict(full), tmp_path / "bad", **kw)

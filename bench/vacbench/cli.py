@@ -57,6 +57,12 @@ def parser():
                     "later runs")
     ap.add_argument("--reps", help="repetitions per row: N (undecided rows up to "
                     f"{MAX_REPS_FACTOR}N), or N,M (up to M); kept in OUT/scope.txt for later runs")
+    ap.add_argument("--emulation", help="other emulation parameters for storage the profiles "
+                    "do not describe: PROFILE.KEY=VALUE, comma-separated (e.g. "
+                    "latency.latency_us=200,iops.iops=1000); kept in OUT/scope.txt")
+    ap.add_argument("--settings", help="other settings of the profiles' DBAs: "
+                    "PROFILE.NAME=VALUE, comma-separated (e.g. "
+                    "latency.maintenance_io_concurrency=4); kept in OUT/scope.txt")
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument("--installed", action="store_true",
                     help="vacskip is installed in the patched servers already (tests)")
@@ -102,7 +108,8 @@ def main(argv=None):
                        f"{'' if args.size == 'full' else '-' + args.size}")
     out.mkdir(parents=True, exist_ok=True)
     try:
-        scope = apply_scope(cfg, out, args.profiles, args.fracs, args.reps, args.workloads)
+        scope = apply_scope(cfg, out, args.profiles, args.fracs, args.reps, args.workloads,
+                            args.emulation, args.settings)
     except ValueError as e:
         ap.error(str(e))
     command = " ".join([COMMAND, "--size", args.size] +

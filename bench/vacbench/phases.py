@@ -147,7 +147,7 @@ class Bench:
         path's thresholds, then vacskip.calibrate(), recorded; returns
         (connection, {workload: settings threshold})."""
         cfg = self.cfg
-        conf = profile_settings(server.major, mode, profile)
+        conf = profile_settings(server.major, mode, profile, cfg)
         node.set_profile(conf, self.slow.env(profile, cfg))
         node.restart()
         log(f"sweep: {server.name} {mode}/{profile}: {conf}, {self.slow.env(profile, cfg)}")

@@ -1,12 +1,13 @@
-"""What a run measures: the sizes (--size), their restriction by scope
-(--profiles, --workloads, --fracs, --reps, kept in OUT/scope.txt), the
+"""What a run measures: the sizes (--size), their restriction or change by
+scope (--profiles, --workloads, --fracs, --reps, --emulation, --settings,
+kept in OUT/scope.txt), the
 points every row gets, the order of the thresholds, and what runs.csv does
 not have yet.  A row whose paired comparisons its repetitions leave
 undecided gets more (stats.wants_more()); those are not planned ahead."""
 
 import random
 
-from bench.vacbench.profiles import PROFILES, applies
+from bench.vacbench.profiles import PROFILES, applies, parse_overrides
 from bench.vacbench.stats import AUTO, AUTO_SETTINGS, max_reps
 from bench.vacbench.workloads import WORKLOADS
 
@@ -136,14 +137,30 @@ def _scope_reps(cfg, value):
         cfg.pop("max_reps", None)
 
 
+def _scope_emulation(cfg, value):
+    """Other emulation parameters for some profiles (storage the size's
+    profiles do not describe): PROFILE.KEY=VALUE, KEY one of the profile's."""
+    cfg["emulation_of"] = parse_overrides("emulation", value, cfg["profiles"],
+                                          lambda p: list(PROFILES[p].emulation))
+
+
+def _scope_settings(cfg, value):
+    """Other settings of some profiles' DBAs: PROFILE.NAME=VALUE."""
+    cfg["settings_of"] = parse_overrides("settings", value, cfg["profiles"], lambda p: None)
+
+
 SCOPES = (("profiles", _scope_profiles), ("workloads", _scope_workloads),
-          ("fracs", _scope_fracs), ("reps", _scope_reps))
+          ("fracs", _scope_fracs), ("reps", _scope_reps), ("emulation", _scope_emulation),
+          ("settings", _scope_settings))
 
 
-def apply_scope(cfg, out, profiles=None, fracs=None, reps=None, workloads=None):
+def apply_scope(cfg, out, profiles=None, fracs=None, reps=None, workloads=None,
+                emulation=None, settings=None):
     """Restrict cfg to some storage profiles, workloads and fractions (a run
-    that measures part of a size), or change its repetitions: "N" (the cap
-    MAX_REPS_FACTOR x N) or "N,M" (cap M).  Options given are written to
+    that measures part of a size), change its repetitions: "N" (the cap
+    MAX_REPS_FACTOR x N) or "N,M" (cap M), or its profiles' emulation
+    parameters or settings (storage and DBAs the size does not describe).
+    Options given are written to
     OUT/scope.txt; options not given are read from it, so a resumed run or
     --report-only plans and reports the same points.  Returns {option:
     value} in force."""
@@ -153,7 +170,8 @@ def apply_scope(cfg, out, profiles=None, fracs=None, reps=None, workloads=None):
         for line in path.read_text().splitlines():
             k, _, v = line.partition(" ")
             kept[k] = v.strip()
-    given = {"profiles": profiles, "fracs": fracs, "reps": reps, "workloads": workloads}
+    given = {"profiles": profiles, "fracs": fracs, "reps": reps, "workloads": workloads,
+             "emulation": emulation, "settings": settings}
     scope = {**kept, **{k: v for k, v in given.items() if v is not None}}
     cfg["fracs"] = dict(cfg["fracs"])
     for option, apply in SCOPES:

@@ -10,6 +10,7 @@ under its DBA's settings alone (the autotuner's settings path: column
 (column "auto").
 """
 
+import re
 from dataclasses import dataclass, field, replace
 
 # What a DBA sets for flash or network storage: the planner's cost of a
@@ -95,10 +96,11 @@ def applies(profile, major):
 
 def emulation(profile, cfg):
     """slowread's parameters under a profile: the profile's, with the
-    size's --penalty-us for the seek profile."""
+    size's --penalty-us for the seek profile and a run's --emulation."""
     params = dict(PROFILES[profile].emulation)
     if "penalty_us" in params and cfg.get("penalty_us") is not None:
         params["penalty_us"] = cfg["penalty_us"]
+    params.update(cfg.get("emulation_of", {}).get(profile, {}))
     return params
 
 
@@ -117,13 +119,45 @@ def profile_env(profile, cfg):
     return env
 
 
-def profile_settings(major, mode, profile):
+def dba_settings(profile, cfg):
+    """What the profile's DBA sets, with a run's --settings."""
+    return {**PROFILES[profile].settings, **cfg.get("settings_of", {}).get(profile, {})}
+
+
+def profile_settings(major, mode, profile, cfg):
     """postgresql.conf settings of an I/O mode and storage profile."""
     conf = {}
     if mode == "direct":
         conf["debug_io_direct"] = "'data'"
-    conf.update(PROFILES[profile].settings)
+    conf.update(dba_settings(profile, cfg))
     return conf
+
+
+# a run's --emulation and --settings: PROFILE.KEY=VALUE, comma-separated
+_ENTRY = re.compile(r"([a-z-]+)\.([a-z_]+)=([0-9A-Za-z_.]+)")
+
+
+def parse_overrides(option, value, profiles, allowed_keys):
+    """{profile: {key: value}} of a --emulation or --settings value: each
+    PROFILE among `profiles`, each key among allowed_keys(profile) (None:
+    any name), each value a positive number (emulation) or a word."""
+    out = {}
+    for entry in [x.strip() for x in value.split(",") if x.strip()] or [""]:
+        m = _ENTRY.fullmatch(entry)
+        if not m or m[1] not in profiles:
+            raise ValueError(f"--{option}: {entry!r}: want PROFILE.KEY=VALUE, PROFILE among "
+                             f"{', '.join(profiles)}")
+        keys = allowed_keys(m[1])
+        if keys is not None:
+            try:
+                number = float(m[3])
+            except ValueError:
+                number = -1.0
+            if m[2] not in keys or not 0 < number < float("inf"):
+                raise ValueError(f"--{option}: {entry!r}: profile {m[1]}'s parameters are "
+                                 f"{', '.join(keys) or 'none'}, each a positive number")
+        out.setdefault(m[1], {})[m[2]] = m[3]
+    return out
 
 
 def describe(profile, cfg):

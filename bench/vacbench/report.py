@@ -10,7 +10,7 @@ import statistics
 from bench.vacbench.harness import numbers_text
 from bench.vacbench.machine import machine_facts, read_load
 from bench.vacbench.plan import SIZES, missing_sweep_points, read_planned, reps_text
-from bench.vacbench.profiles import PROFILES, describe, emulation_text
+from bench.vacbench.profiles import PROFILES, dba_settings, describe, emulation_text
 from bench.vacbench.report_sweep import sweep_section
 from bench.vacbench.report_verdict import verdict_section
 from bench.vacbench.stats import medians, per_rep
@@ -72,6 +72,10 @@ def title(size, cfg, missing):
             f"{w} {', '.join(f'{f:g}' for f in cfg['fracs'][w])}" for w in cfg["workloads"]))
     if (cfg["reps"], cfg.get("max_reps")) != (base["reps"], base.get("max_reps")):
         part.append(reps_text(cfg))
+    changed = sorted({*cfg.get("emulation_of", {}), *cfg.get("settings_of", {})})
+    if changed:
+        part.append(f"storage or settings other than the profiles' for {', '.join(changed)} "
+                    "(Storage profiles)")
     if part:
         label += ", " + "; ".join(part)
     return ("INCOMPLETE " if missing else "") + label
@@ -146,7 +150,7 @@ def profiles_section(p, cfg):
     p("|---|---|---|---|---|")
     for name in cfg["profiles"]:
         prof = PROFILES[name]
-        conf = ", ".join(f"{k} = {v}" for k, v in prof.settings.items()) or "none"
+        conf = ", ".join(f"{k} = {v}" for k, v in dba_settings(name, cfg).items()) or "none"
         p(f"| {name} | {describe(name, cfg)} | {emulation_text(name, cfg)} | {conf} "
           f"({prof.settings_reason}) | {', '.join(str(m) for m in prof.majors)} |")
     p("")

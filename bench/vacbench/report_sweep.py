@@ -27,7 +27,7 @@ def sweep_section(p, out, cfg, sweep, med, reps):
     for g in sorted({group_of(r) for r in rows}, key=lambda g: (g[2], g[0], g[1])):
         server, mode, profile = g
         p(f"### {server}, {mode} reads, profile {profile}\n")
-        conf = profile_settings(int(server.split("-")[0]), mode, profile)
+        conf = profile_settings(int(server.split("-")[0]), mode, profile, cfg)
         p("Settings: " + (", ".join(f"{k} = {v}" for k, v in conf.items()) or "defaults")
           + ".\n")
         for w in [w for w in WORKLOADS if any(r[:4] == (*g, w) for r in rows)]:
