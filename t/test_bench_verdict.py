@@ -52,6 +52,20 @@ def test_paired_ratio_and_judge():
     assert stats.t95(2) == 2.920 and stats.t95(11) == stats.T95[10]
 
 
+def test_blind_best():
+    """The best fixed threshold chosen on the other repetitions, timed on
+    the one left out: 1 is best on repetitions 0 and 1 alone, slow on 2."""
+    row = (*G, "uniform", 1e-3)
+    med, reps = data(rows_for(row, {"1": [10, 10, 30], "2": [12, 12, 12], "32": [40, 40, 40]}))
+    # left out 0 or 1: 2 (median 12 against 1's 20), timed 12; left out 2:
+    # 1 (10 against 12), timed 30; median 12 over 1's median 10
+    assert math.isclose(stats.blind_best(med, reps, row), 1.2)
+    med, reps = data(rows_for(row, {"1": [10, 11, 12], "2": [20, 20, 20], "32": [40, 40, 40]}))
+    assert stats.blind_best(med, reps, row) == 1.0      # 1 best whichever is left out
+    med, reps = data(rows_for(row, {"1": [10, 11], "32": [40, 40]}))
+    assert stats.blind_best(med, reps, row) is None     # two repetitions cannot
+
+
 def test_score_and_adaptive_repetitions():
     """A row is decided when both paired comparisons are; otherwise it gets
     another repetition until the size's cap."""

@@ -191,6 +191,29 @@ def wants_more(med, reps, row, done, cfg):
         not decided(score_row(med, reps, row))
 
 
+def blind_best(med, reps, row):
+    """What the row's best fixed threshold measures when it is chosen
+    without the repetition it is timed on, over the in-hindsight best's
+    median (an upper estimate of what the best in hindsight gains from
+    choosing and timing on the same repetitions): for each repetition
+    every fixed threshold has, the threshold of
+    the least median over the other repetitions (the larger one of a tie),
+    timed on that one; the median of those over the least fixed median.
+    None with fewer than three such repetitions."""
+    fixed = fixed_medians(med, row)
+    times = {t: reps.get((*row, t), {}) for t in fixed}
+    common = sorted(set.intersection(*(set(x) for x in times.values()))) if times else []
+    if len(common) < 3:
+        return None
+    blind = []
+    for k in common:
+        others = [j for j in common if j != k]
+        t = min(fixed, key=lambda t: (statistics.median(times[t][j] for j in others),
+                                      -int(t)))
+        blind.append(times[t][k])
+    return statistics.median(blind) / min(fixed.values())
+
+
 def score_rows(med, reps, rows):
     return [sc for sc in (score_row(med, reps, r) for r in rows) if sc is not None]
 
