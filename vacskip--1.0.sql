@@ -101,8 +101,8 @@ CREATE FUNCTION calibrate(
     OUT densities float8[],
     OUT read_us float8[],
     OUT start_read_us float8[],
-    OUT read_noise float8,
-    OUT start_read_noise float8,
+    OUT read_noise float8[],
+    OUT start_read_noise float8[],
     OUT cpu_page_us float8,
     OUT cpu_tuple_us float8)
 RETURNS record

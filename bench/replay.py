@@ -9,11 +9,13 @@ as VACUUM walks them, and priced with the run's own calibration.  So a
 model is judged on the very measurements of the fixed thresholds, and two
 models on the same runs are paired by construction.  The models:
 
-  current     src/core/model.cpp's calibrated path (model.md, revision 11),
+  current     src/core/model.cpp's calibrated path (model.md, revision 12),
               transcribed; checked against the threshold the run's
               autotuner chose wherever the run was made with this revision
-              (on runs from before calibrate() timed a file's first pages
-              apart, start_read_us, their figures are read_us: revision 10)
+              (on runs from before calibrate() measured each density's
+              noise, one noise for all and the normal's quantile: revision
+              11; from before it timed a file's first pages apart,
+              start_read_us, their figures are read_us: revision 10)
   revision 9  revision 10's costs, the cheapest threshold whatever the noise
   revision 8  needed * read_us(needed / pages, T) + read_through(T) * work,
               the cheapest threshold
@@ -40,7 +42,7 @@ from pathlib import Path
 from bench.vacbench import stats, workloads
 
 GAPS = (1, 2, 4, 8, 16, 32)
-ONE_SIDED_95 = 1.645     # model.hpp's kOneSided95
+ONE_SIDED_95 = 1.645     # revision 11's quantile, the normal's
 START_PAGES = 2048       # model.hpp's kStartPages
 SEGMENT_PAGES = 131072   # RELSEG_SIZE of the benchmark's servers
 
@@ -98,6 +100,36 @@ def read_us(cal, d, t, start=False):
     return math.exp(at(di) * (1 - dw) + at(di + 1) * dw)
 
 
+def noise_at(cal, d, start=False):
+    """model.cpp's measured_noise(): each density's noise (read_noise,
+    start_read_noise: lists), interpolated in the logarithms of density;
+    runs from before calibrate() measured them per density had one number
+    for all, none before revision 10."""
+    rn = cal.get("read_noise", 0.0)
+    n = cal.get("start_read_noise", rn) if start else rn
+    if not isinstance(n, list):
+        return n
+    di, dw = locate(cal["densities"], d)
+    return n[di] * (1 - dw) + n[di + 1] * dw
+
+
+# model.cpp's one_sided_95(): Student's t, one-sided 95 %, by degrees of
+# freedom (between two, the fewer's)
+T95 = ((1, 6.314), (2, 2.920), (3, 2.353), (4, 2.132), (5, 2.015), (6, 1.943), (7, 1.895),
+       (8, 1.860), (9, 1.833), (10, 1.812), (12, 1.782), (15, 1.753), (20, 1.725),
+       (25, 1.708), (30, 1.697), (40, 1.684), (60, 1.671), (120, 1.658), (1000, 1.646))
+
+
+def one_sided_95(cal):
+    """The quantile a saving must exceed in noises: with each density's
+    noise (revision 12) Student's t for its (thresholds - 1) * (rounds - 1)
+    degrees of freedom, before that the normal's 1.645."""
+    if not isinstance(cal.get("read_noise"), list):
+        return ONE_SIDED_95
+    dof = (len(GAPS) - 1) * (cal.get("rounds", 1) - 1)
+    return next((t for k, t in reversed(T95) if dof >= k), T95[0][1])
+
+
 def cost_current(cal, m, work, noise=None):
     """model.md: each run of pages to read priced as a run of the scattered
     map whose skippable runs are as long on average, d = runs / skippable;
@@ -115,17 +147,21 @@ def cost_current(cal, m, work, noise=None):
     rest = max(m["needed"] - runs * per_run, 0.0)
     f = start_share(m["rel_pages"])
 
-    def reads(g, start):
+    def reads(g, start, noisy=False):
         stream = read_us(cal, densest, GAPS[-1], start) * densest
+        if noisy:
+            return (runs * per_run * read_us(cal, d, g, start) * noise_at(cal, d, start) +
+                    rest * stream * noise_at(cal, densest, start))
         return runs * per_run * read_us(cal, d, g, start) + rest * stream
-    rn = cal.get("read_noise", 0.0)
-    sn = cal.get("start_read_noise", rn)
     cost, noises = [], []
     for i, g in enumerate(GAPS):
         start = f * reads(g, True)
-        c = start + (1 - f) * reads(g, False) + m["read_through"][i] * work
+        spread = f * reads(g, True, True) + (1 - f) * reads(g, False, True)
+        work_cost = m["read_through"][i] * work
+        c = start + (1 - f) * reads(g, False) + work_cost
         cost.append(c)
-        noises.append((start * sn + (c - start) * rn) / c if c > 0 else rn)
+        wn = noise_at(cal, d)
+        noises.append((spread + work_cost * wn) / c if c > 0 else wn)
     for i in range(len(GAPS) - 2, -1, -1):
         if (m["read_through"][i], m["io_runs"][i]) == (m["read_through"][i + 1],
                                                        m["io_runs"][i + 1]):
@@ -153,7 +189,7 @@ def choose_current(cal, m, work):
     t = cheapest(cost)
     i = GAPS.index(t)
     if t < GAPS[-1] and math.log(cost[-1] / cost[i]) <= \
-            ONE_SIDED_95 * math.hypot(noise[i], noise[-1]):
+            one_sided_95(cal) * math.hypot(noise[i], noise[-1]):
         return GAPS[-1]
     return t
 

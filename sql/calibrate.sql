@@ -61,9 +61,10 @@ SELECT tablespace, rounds >= 1 AS measured, seconds > 0 AS took_time,
        (SELECT bool_and(r > 0) FROM unnest(start_read_us) r) AS start_ok,
        (start_read_us = read_us) = (io_path LIKE 'direct reads%') AS parts_ok,
        cpu_page_us >= 0 AND cpu_tuple_us >= 0 AS cpu_ok,
-       -- the figures' noise needs two rounds to be measured
-       read_noise >= 0 AND (read_noise = 0) = (rounds = 1) AND
-         start_read_noise >= 0 AND (start_read_noise = 0) = (rounds = 1) AS noise_ok
+       -- each density's noise; it needs two rounds to be measured
+       array_length(read_noise, 1) = 7 AND array_length(start_read_noise, 1) = 7 AND
+         (SELECT bool_and(n >= 0 AND (n = 0) = (rounds = 1))
+          FROM unnest(read_noise || start_read_noise) n) AS noise_ok
 FROM vacskip.calibrate(seconds => 0.5);
 -- after a plain VACUUM every page is all-visible: only the last page must
 -- be read; with the hook the threshold is the cheapest of the priced ones

@@ -11,12 +11,14 @@ from bench import replay
 from vacuum_model import predict
 
 RESULTS = Path(__file__).resolve().parent.parent / "bench" / "results"
-# the first default runs of model revisions 10 (one figure per pattern) and
-# 11 (a file's first pages timed apart): their sweep notes say which
-# threshold the autotuner chose for every repetition's map
+# default runs of model revisions 10 (one figure per pattern), 11 (a
+# file's first pages timed apart) and 12 (each density's noise, Student's
+# t): their sweep notes say which threshold the autotuner chose for every
+# repetition's map
 RUNS = [RESULTS / "2026-12-02-vm-2c24g-default-rev10",
         RESULTS / "2026-12-02-vm-2c24g-default-rev11",
-        RESULTS / "2026-12-02-vm-2c24g-default-rev11-2"]
+        RESULTS / "2026-12-02-vm-2c24g-default-rev11-2",
+        RESULTS / "2026-12-02-vm-2c24g-default-rev12"]
 
 
 def test_map_counts_follow_the_skip_rule():

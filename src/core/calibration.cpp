@@ -10,7 +10,7 @@ namespace vacskip {
 
 namespace {
 
-constexpr int kFormatVersion = 5;
+constexpr int kFormatVersion = 6;
 
 // Field by field: the value of `key` on its own line of `text`, copied into
 // `value` (at most size - 1 characters); false when absent.
@@ -179,21 +179,23 @@ int format_calibration(const CalibrationRecord &r, char *out, std::size_t size)
 		"io_combine_limit %d\n"
 		"cpu_page_us %.17g\n"
 		"cpu_tuple_us %.17g\n"
-		"read_noise %.17g\n"
-		"start_read_noise %.17g\n",
+		"noise_dof %d\n",
 		kFormatVersion, r.tablespace, static_cast<long long>(r.measured_at), r.seconds,
 		r.rounds, r.server_major, r.direct_io ? 1 : 0, io_method_name(r.io_method),
 		r.io_workers, r.maintenance_io_concurrency, r.io_combine_limit, c.cpu_page_us,
-		c.cpu_tuple_us, c.read_noise, c.start_read_noise);
+		c.cpu_tuple_us, c.noise_dof);
 	// one line per density and part: "read_us_<d> " or "start_read_us_<d> "
-	// and the thresholds' figures
-	for (int part = 0; part < 2; part++)
-		for (int d = 0; d < kDensityCount && n > 0 && static_cast<std::size_t>(n) < size;
-			 d++) {
-			const double *row = part == 0 ? c.read_us[d] : c.start_read_us[d];
-			int m = std::snprintf(out + n, size - n, "%sread_us_%d", part == 0 ? "" : "start_",
-								  d);
-			for (int t = 0; t < kGapCount && m > 0; t++) {
+	// and the thresholds' figures; then the noises, one per density
+	for (int part = 0; part < 4; part++)
+		for (int d = 0; d < (part < 2 ? kDensityCount : 1) && n > 0 &&
+			 static_cast<std::size_t>(n) < size; d++) {
+			const double *row = part == 0 ? c.read_us[d] : part == 1 ? c.start_read_us[d] :
+				part == 2 ? c.read_noise : c.start_read_noise;
+			const int cols = part < 2 ? kGapCount : kDensityCount;
+			int m = part < 2 ?
+				std::snprintf(out + n, size - n, "%sread_us_%d", part == 0 ? "" : "start_", d) :
+				std::snprintf(out + n, size - n, "%sread_noise", part == 2 ? "" : "start_");
+			for (int t = 0; t < cols && m > 0; t++) {
 				if (static_cast<std::size_t>(n + m) >= size)
 					break;
 				m += std::snprintf(out + n + m, size - n - m, " %.17g", row[t]);
@@ -224,8 +226,11 @@ bool parse_calibration(const char *text, std::size_t len, CalibrationRecord *out
 		!int_field(text, len, "io_combine_limit", &r.io_combine_limit) ||
 		!number(text, len, "cpu_page_us", &r.costs.cpu_page_us) ||
 		!number(text, len, "cpu_tuple_us", &r.costs.cpu_tuple_us) ||
-		!number(text, len, "read_noise", &r.costs.read_noise) ||
-		!number(text, len, "start_read_noise", &r.costs.start_read_noise))
+		!int_field(text, len, "noise_dof", &r.costs.noise_dof) ||
+		!field(text, len, "read_noise", line, sizeof(line)) ||
+		!numbers(line, r.costs.read_noise, kDensityCount) ||
+		!field(text, len, "start_read_noise", line, sizeof(line)) ||
+		!numbers(line, r.costs.start_read_noise, kDensityCount))
 		return false;
 	r.measured_at = at;
 	r.direct_io = direct != 0;

@@ -37,13 +37,14 @@ StorageInputs measured_path(const CalibrationRecord &r);
 bool same_io_path(const CalibrationRecord &r, const StorageInputs &now);
 
 // How far each of calibrate()'s figures (a pattern's median over `rounds`
-// rounds) may be off where figures of one calibration are compared, as the
-// standard deviation of its logarithm.  samples[k * stride + r] is pattern
-// k's figure in round r (at most kDensityCount * kGapCount patterns).  What two patterns' figures of one round share (a
-// round slower or faster throughout) cancels in a comparison; what is left
-// is the residual of the logarithms once each pattern's and each round's
-// mean are taken out, pooled over all of them, (P - 1)(R - 1) degrees of
-// freedom.  Times sqrt(pi / 2), a median's standard error over a mean's
+// rounds) may be off where figures of the given patterns are compared (one
+// density's: calibrate() calls it per density), as the standard deviation
+// of its logarithm.  samples[k * stride + r] is pattern k's figure in round
+// r (at most kDensityCount * kGapCount patterns).  What two patterns'
+// figures of one round share (a round slower or faster throughout) cancels
+// in a comparison; what is left is the residual of the logarithms once each
+// pattern's and each round's mean are taken out, pooled over all of them,
+// (P - 1)(R - 1) degrees of freedom.  Times sqrt(pi / 2), a median's standard error over a mean's
 // for many normal samples (for two rounds, whose median is their mean, a
 // quarter too much), over sqrt(rounds).  0 with fewer than two rounds or
 // patterns: nothing measured the spread.

@@ -61,8 +61,11 @@ bool calibration_valid(const Calibration &c)
 			if (!(std::isfinite(c.read_us[d][t]) && c.read_us[d][t] > 0.0 &&
 				  std::isfinite(c.start_read_us[d][t]) && c.start_read_us[d][t] > 0.0))
 				return false;
+	for (int d = 0; d < kDensityCount; d++)
+		if (!finite_nonnegative(c.read_noise[d]) || !finite_nonnegative(c.start_read_noise[d]))
+			return false;
 	return finite_nonnegative(c.cpu_page_us) && finite_nonnegative(c.cpu_tuple_us) &&
-		   finite_nonnegative(c.read_noise) && finite_nonnegative(c.start_read_noise);
+		   c.noise_dof >= 0;
 }
 
 namespace {
@@ -126,14 +129,41 @@ double stream_read_us(const Calibration &c, bool start)
 	return us[kDensityCount - 1][kGapCount - 1] * kDensities[kDensityCount - 1];
 }
 
+double measured_noise(const Calibration &c, double density, bool start)
+{
+	int di;
+	double dw;
+	locate(kDensities, kDensityCount, density, &di, &dw);
+	const auto &noise = start ? c.start_read_noise : c.read_noise;
+	return noise[di] * (1 - dw) + noise[di + 1] * dw;
+}
+
+double one_sided_95(int dof)
+{
+	// Student's t, one-sided 95 %, by degrees of freedom
+	static constexpr struct {
+		int dof;
+		double t;
+	} kTable[] = {{1, 6.314}, {2, 2.920}, {3, 2.353}, {4, 2.132}, {5, 2.015},
+				  {6, 1.943}, {7, 1.895}, {8, 1.860}, {9, 1.833}, {10, 1.812},
+				  {12, 1.782}, {15, 1.753}, {20, 1.725}, {25, 1.708}, {30, 1.697},
+				  {40, 1.684}, {60, 1.671}, {120, 1.658}, {1000, 1.646}};
+	double t = kTable[0].t;
+	for (const auto &row : kTable)
+		if (dof >= row.dof)
+			t = row.t;
+	return t;
+}
+
 namespace {
 
 // A calibrated cost's parts: reading the relation's share among the
 // segment files' first pages (*start), the rest (*rest); VACUUM's work on
-// the pages read through is read_through * model.cpu_page.
+// the pages read through is read_through * model.cpu_page.  *spread: each
+// part times its figures' noise, summed.
 void calibrated_reads(const CostModel &model, const Calibration &c, std::uint32_t threshold,
 					  std::uint64_t pages_scanned, std::uint64_t read_through, double *start,
-					  double *rest)
+					  double *rest, double *spread)
 {
 	// per run: read_us per page to read, times the pages to read per run
 	// on the scattered map of run_density, 1 / (1 - d); longer runs read
@@ -143,13 +173,20 @@ void calibrated_reads(const CostModel &model, const Calibration &c, std::uint32_
 	const double runs = std::min(model.runs, needed);
 	const double per_run = 1.0 / (1.0 - d);
 	const double in_runs = std::max(needed - runs * per_run, 0.0);
+	constexpr double kDensest = kDensities[kDensityCount - 1];
 	auto reads = [&](bool first) {
 		return runs * per_run * measured_read_us(c, d, threshold, first) +
 			in_runs * stream_read_us(c, first);
 	};
+	auto noisy = [&](bool first) {
+		return runs * per_run * measured_read_us(c, d, threshold, first) *
+			measured_noise(c, d, first) +
+			in_runs * stream_read_us(c, first) * measured_noise(c, kDensest, first);
+	};
 	const double f = std::min(std::max(model.start_share, 0.0), 1.0);
 	*start = f * reads(true);
 	*rest = (1 - f) * reads(false);
+	*spread = f * noisy(true) + (1 - f) * noisy(false);
 }
 
 }  // namespace
@@ -178,19 +215,22 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 		m.source = CostSource::kCalibration;
 		m.cpu_page = c.cpu_page_us + c.cpu_tuple_us * tuples;
 		m.skip_cost = m.seq_cost = 0.0;
+		m.noise_dof = c.noise_dof;
+		const double work_noise = measured_noise(c, m.run_density);
 		for (int t = 0; t < kGapCount; t++) {
-			double start = 0.0, rest = 0.0;
+			double start = 0.0, rest = 0.0, spread = 0.0;
 			if (map != nullptr)
 				calibrated_reads(m, c, kGaps[t], map->needed + map->read_through[t],
-								 map->read_through[t], &start, &rest);
-			m.cost[t] = start + rest + (map != nullptr ?
-				static_cast<double>(map->read_through[t]) * m.cpu_page : 0.0);
-			// each part's figures as noisy as measured, the parts weighted
-			// by their shares of the cost and added (the most their noise
-			// can add up to, however the two parts' errors go together)
-			m.noise[t] = m.cost[t] > 0.0 ?
-				(start * c.start_read_noise + (m.cost[t] - start) * c.read_noise) / m.cost[t] :
-				c.read_noise;
+								 map->read_through[t], &start, &rest, &spread);
+			const double work = map != nullptr ?
+				static_cast<double>(map->read_through[t]) * m.cpu_page : 0.0;
+			m.cost[t] = start + rest + work;
+			// each part's figures as noisy as measured at the density it is
+			// priced at, the parts weighted by their shares of the cost and
+			// added (the most their noise can add up to, however the parts'
+			// errors go together)
+			m.noise[t] = m.cost[t] > 0.0 ? (spread + work * work_noise) / m.cost[t] :
+				work_noise;
 		}
 		// Thresholds that read the same pages cost the same: what the
 		// highest of them costs.
@@ -249,7 +289,8 @@ bool saving_within_noise(const CostModel &model, int t)
 		return false;
 	const double a = std::max(model.noise[t], 0.0);
 	const double b = std::max(model.noise[kGapCount - 1], 0.0);
-	return std::log(stock / model.cost[t]) <= kOneSided95 * std::sqrt(a * a + b * b);
+	return std::log(stock / model.cost[t]) <=
+		one_sided_95(model.noise_dof) * std::sqrt(a * a + b * b);
 }
 
 std::uint32_t tuned_threshold(const CostModel &model)
@@ -274,9 +315,9 @@ double estimated_cost(const CostModel &model, const Calibration *calibration,
 					  std::uint64_t read_through, std::uint64_t io_runs)
 {
 	if (model.source == CostSource::kCalibration && calibration != nullptr) {
-		double start, rest;
+		double start, rest, spread;
 		calibrated_reads(model, *calibration, threshold, pages_scanned, read_through, &start,
-						 &rest);
+						 &rest, &spread);
 		return start + rest + static_cast<double>(read_through) * model.cpu_page;
 	}
 	// a run's first page after a skip, the others in sequence

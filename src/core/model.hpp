@@ -77,14 +77,17 @@ struct Calibration {
 	// after those, read on (at least as many again).
 	double start_read_us[kDensityCount][kGapCount] = {};
 	double read_us[kDensityCount][kGapCount] = {};
-	// How far each read_us figure may be off where figures are compared:
-	// the standard deviation of its logarithm, from the rounds' residual
-	// once each pattern's and each round's mean are taken out, and their
-	// number (read_noise() in calibration.hpp); 0 where one round left it
+	// How far each read_us figure of density kDensities[d] may be off where
+	// it is compared with another of that density: the standard deviation
+	// of its logarithm, from the rounds' residual once each of the density's
+	// patterns' and each round's mean are taken out, and their number
+	// (read_noise() in calibration.hpp); 0 where one round left it
 	// unmeasured.  start_read_noise: the same of start_read_us (with direct
-	// reads, where both are one figure, read_noise).
-	double read_noise = 0;
-	double start_read_noise = 0;
+	// reads, where both are one figure, read_noise).  noise_dof: the degrees
+	// of freedom of each, (kGapCount - 1) * (rounds - 1).
+	double read_noise[kDensityCount] = {};
+	double start_read_noise[kDensityCount] = {};
+	int noise_dof = 0;
 	// VACUUM's work on a page it reads although the map let it skip it (an
 	// all-frozen page: pruning and freezing find nothing to do), measured on
 	// cached pages: a fixed part per page and a part per tuple.
@@ -136,10 +139,13 @@ struct CostModel {
 	// VACUUM's work per page read through (0 where no measurement gives it).
 	double cpu_page;
 	// How far each cost may be off, as the standard deviation of its
-	// logarithm: its parts' figures' noise (read_noise, start_read_noise),
-	// weighted by their shares of the cost, VACUUM's work counted as noisy
-	// as the reads after a file's first pages (0 without a calibration).
+	// logarithm: its parts' figures' noise (measured_noise() at the
+	// density each part is priced at), weighted by their shares of the
+	// cost, VACUUM's work counted as noisy as the reads after a file's first
+	// pages (0 without a calibration); and the degrees of freedom those
+	// noises were estimated from.
 	double noise[kGapCount];
+	int noise_dof;
 	// vacuum_read_concurrency(): reported, and part of what a calibration
 	// measured.
 	int concurrency;
@@ -190,9 +196,20 @@ double measured_read_us(const Calibration &c, double density, double threshold,
 // share kDensities[kDensityCount - 1] of them pages to read.
 double stream_read_us(const Calibration &c, bool start = false);
 
-// The one-sided 95 % quantile of the normal distribution: a saving
-// measured with noise counts when it exceeds this many standard deviations.
-constexpr double kOneSided95 = 1.645;
+// How noisy a calibrated figure of that density is (read_noise or, where
+// `start`, start_read_noise): between two measured densities the figure is
+// interpolated in the logarithms, so its error is the interpolation's
+// weighted sum of theirs, whose standard deviation is at most the weighted
+// sum of their noises; the nearest beyond.
+double measured_noise(const Calibration &c, double density, bool start = false);
+
+// The one-sided 95 % quantile of Student's t distribution with `dof`
+// degrees of freedom (towards the normal's 1.645 for many): a saving
+// measured with a noise that was itself estimated from `dof` degrees of
+// freedom counts when it exceeds this many of those standard deviations.
+// Between two tabulated degrees of freedom, the fewer's (larger) quantile;
+// below 1, 1's.
+double one_sided_95(int dof);
 
 // From a calibration: the threshold of kGaps whose cost on the relation's
 // map is least (the larger one where two cost the same).
@@ -200,8 +217,8 @@ std::uint32_t cheapest_threshold(const CostModel &model);
 
 // Whether the calibrated saving of threshold kGaps[t] over stock's is within
 // the calibration's noise: the logarithm of cost(32) / cost(t) at most
-// kOneSided95 times the noise of that difference, sqrt(noise[t]^2 +
-// noise[32]^2).
+// one_sided_95(noise_dof) times the noise of that difference,
+// sqrt(noise[t]^2 + noise[32]^2).
 bool saving_within_noise(const CostModel &model, int t);
 
 // The all-frozen threshold the model chooses, in 1..kStockThreshold so that

@@ -634,10 +634,20 @@ measure(Relation io, Relation cpu, double seconds, instr_time start,
 		rec->costs.start_read_us[k / vacskip::kGapCount][k % vacskip::kGapCount] =
 			median(&samples[(kPatterns + k) * kMaxRounds], rounds);
 	}
-	rec->costs.read_noise = vacskip::read_noise(samples, kPatterns, rounds, kMaxRounds);
-	rec->costs.start_read_noise = split ?
-		vacskip::read_noise(&samples[kPatterns * kMaxRounds], kPatterns, rounds, kMaxRounds) :
-		rec->costs.read_noise;
+	// each density's noise from its own patterns: a relation's costs are
+	// compared at one density
+	for (int d = 0; d < vacskip::kDensityCount; d++)
+	{
+		const double *rest = &samples[d * vacskip::kGapCount * kMaxRounds];
+
+		rec->costs.read_noise[d] =
+			vacskip::read_noise(rest, vacskip::kGapCount, rounds, kMaxRounds);
+		rec->costs.start_read_noise[d] = split ?
+			vacskip::read_noise(rest + kPatterns * kMaxRounds, vacskip::kGapCount, rounds,
+								kMaxRounds) :
+			rec->costs.read_noise[d];
+	}
+	rec->costs.noise_dof = (vacskip::kGapCount - 1) * (rounds - 1);
 	rec->rounds = rounds;
 	FreeAccessStrategy(strategy);
 	evict(io);

@@ -256,8 +256,8 @@ calibration_datum(TupleDesc tupdesc, Oid spcoid, const vacskip::CalibrationRecor
 						   vacskip::kGapCount);
 	v[i++] = float8_matrix(&rec.costs.start_read_us[0][0], vacskip::kDensityCount,
 						   vacskip::kGapCount);
-	v[i++] = Float8GetDatum(rec.costs.read_noise);
-	v[i++] = Float8GetDatum(rec.costs.start_read_noise);
+	v[i++] = float8_array(rec.costs.read_noise, vacskip::kDensityCount);
+	v[i++] = float8_array(rec.costs.start_read_noise, vacskip::kDensityCount);
 	v[i++] = Float8GetDatum(rec.costs.cpu_page_us);
 	v[i++] = Float8GetDatum(rec.costs.cpu_tuple_us);
 	Assert(i == ncols);

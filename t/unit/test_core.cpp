@@ -368,6 +368,40 @@ void test_model_start()
 		  "every segment file starts anew");
 }
 
+// Every density's noise, measured from many degrees of freedom.
+void set_noise(Calibration *c, double rest, double start)
+{
+	for (int d = 0; d < kDensityCount; d++) {
+		c->read_noise[d] = rest;
+		c->start_read_noise[d] = start;
+	}
+	c->noise_dof = 1000;
+}
+
+void test_noise_by_density()
+{
+	Calibration c = flat(1);
+	for (int d = 0; d < kDensityCount; d++) {
+		c.read_noise[d] = 0.01 * (d + 1);
+		c.start_read_noise[d] = 0.1 * (d + 1);
+	}
+	check(near(measured_noise(c, 1.0 / 9), 0.04) && near(measured_noise(c, 1.0 / 9, true), 0.4),
+		  "a measured density: its noise");
+	check(near(measured_noise(c, std::sqrt(1.0 / 9 * 1.0 / 5)), 0.045),
+		  "half-way in the logarithms: half of each");
+	check(near(measured_noise(c, 0.001), 0.01) && near(measured_noise(c, 0.9), 0.07),
+		  "beyond the measured densities: the nearest");
+	// Student's t, one-sided 95 %
+	check(one_sided_95(1) == 6.314 && one_sided_95(5) == 2.015 && one_sided_95(15) == 1.753,
+		  "tabulated degrees of freedom");
+	check(one_sided_95(16) == 1.753 && one_sided_95(0) == 6.314 && one_sided_95(5000) == 1.646,
+		  "between two: the fewer's; below 1: 1's; many: 1,000's");
+	bool falls = true;
+	for (int dof = 1; dof < 2000; dof++)
+		falls &= one_sided_95(dof + 1) <= one_sided_95(dof) && one_sided_95(dof) > 1.645;
+	check(falls, "the quantile never rises with the degrees of freedom, stays above 1.645");
+}
+
 void test_model_noise()
 {
 	// 4 priced 5 % below 32 (log 1/0.95 = 0.051): a saving beyond noise of
@@ -380,11 +414,14 @@ void test_model_noise()
 			row[t] = at[t];
 	const MapCounts map = map_of(10000, 500, {0, 10, 20, 40, 80, 160});
 	check(auto_threshold(in, both(c), 0, &map) == 4, "no noise measured: the cheapest, 4");
-	c.read_noise = 0.02;
-	c.start_read_noise = 0.02;
+	set_noise(&c, 0.02, 0.02);
 	check(auto_threshold(in, both(c), 0, &map) == 4, "5 % saved, beyond noise 0.02: 4");
-	c.read_noise = 0.025;
-	c.start_read_noise = 0.025;
+	// the same noise estimated from 5 degrees of freedom: t = 2.015,
+	// 2.015 * sqrt 2 * 0.02 = 0.057 > 0.051
+	c.noise_dof = 5;
+	check(auto_threshold(in, both(c), 0, &map) == 32,
+		  "5 % saved, noise 0.02 from 5 degrees of freedom: 32");
+	set_noise(&c, 0.025, 0.025);
 	const CostModel m = cost_model(in, both(c), 0, &map);
 	check(cheapest_threshold(m) == 4 && saving_within_noise(m, 2) &&
 			  auto_threshold(in, both(c), 0, &map) == 32,
@@ -395,8 +432,7 @@ void test_model_noise()
 	check(auto_threshold(in, both(c), 0, &map) == 4, "half the cost: 4 whatever the noise");
 	RelationInputs r;
 	r.storage = in;
-	c.read_noise = 0.025;
-	c.start_read_noise = 0.025;
+	set_noise(&c, 0.025, 0.025);
 	for (auto &row : c.read_us)
 		row[2] = 95;
 	r.calibration = both(c);
@@ -410,8 +446,7 @@ void test_model_noise()
 	// pages, and let 4 save its 5 % on one of 1,000,000 pages (8 files,
 	// 1.64 % first: 0.0164 * 0.2 + 0.9836 * 0.01 = 0.0131 per cost,
 	// 1.645 * sqrt 2 * 0.0131 = 0.030 < ln (100 / 95) = 0.051)
-	c.read_noise = 0.01;
-	c.start_read_noise = 0.2;
+	set_noise(&c, 0.01, 0.2);
 	const MapCounts small = map_of(2000, 100, {0, 2, 4, 8, 16, 32});
 	const MapCounts large = map_of(1000000, 50000, {0, 1000, 2000, 4000, 8000, 16000});
 	const CostModel lm = cost_model(in, both(c), 0, &large);
@@ -421,6 +456,17 @@ void test_model_noise()
 	check(auto_threshold(in, both(c), 0, &large) == 4 &&
 			  std::fabs(lm.noise[2] - (0.016384 * 0.2 + 0.983616 * 0.01)) < 1e-9,
 		  "1,000,000 pages: mostly the rest's noise, 4");
+	// each density its own noise: quiet sparse maps, noisy dense ones; the
+	// map above has 475 runs in 9,500 skippable pages (d = 0.05, between
+	// 1/33 and 1/17)
+	set_noise(&c, 0.01, 0.01);
+	for (int d = 4; d < kDensityCount; d++)
+		c.read_noise[d] = c.start_read_noise[d] = 0.3;
+	check(auto_threshold(in, both(c), 0, &map) == 4, "sparse map, quiet densities: 4");
+	const MapCounts dense = map_of(10000, 2000, {0, 100, 200, 400, 800, 1600});
+	check(auto_threshold(in, both(c), 0, &dense) == 32 &&
+			  near(cost_model(in, both(c), 0, &dense).noise[2], 0.3),
+		  "runs 1/4 of the skippable pages apart, noisy densities (1/5 on): 32");
 }
 
 void test_read_noise()
@@ -548,8 +594,11 @@ void test_calibration_record()
 	r.measured_at = 1764600000;
 	r.seconds = 10.5;
 	r.rounds = 7;
-	r.costs.read_noise = 0.03125;
-	r.costs.start_read_noise = 0.25;
+	for (int d = 0; d < kDensityCount; d++) {
+		r.costs.read_noise[d] = 0.03125 * (d + 1);
+		r.costs.start_read_noise[d] = 0.25;
+	}
+	r.costs.noise_dof = 30;
 	std::snprintf(r.tablespace, sizeof(r.tablespace), "%s", "fast space");
 	char text[4096];
 	const int n = format_calibration(r, text, sizeof(text));
@@ -560,8 +609,9 @@ void test_calibration_record()
 			  near(back.costs.read_us[0][1], 333.5) &&
 			  near(back.costs.start_read_us[2][3], 777.25) &&
 			  near(back.costs.start_read_us[0][1], 50.5) &&
-			  near(back.costs.cpu_tuple_us, 0.0625) && near(back.costs.read_noise, 0.03125) &&
-			  near(back.costs.start_read_noise, 0.25) &&
+			  near(back.costs.cpu_tuple_us, 0.0625) && near(back.costs.read_noise[0], 0.03125) &&
+			  near(back.costs.read_noise[6], 0.21875) &&
+			  near(back.costs.start_read_noise[3], 0.25) && back.costs.noise_dof == 30 &&
 			  back.io_method == IoMethod::kWorker &&
 			  back.direct_io && back.measured_at == 1764600000 && back.rounds == 7 &&
 			  std::string(back.tablespace) == "fast space",
@@ -591,10 +641,19 @@ void test_calibration_record()
 	const std::string good(text, n);
 	CalibrationRecord x;
 	check(!parse_calibration(text, n / 2, &x), "a truncated file");
-	std::string v4 = good;
-	v4.replace(v4.find("version 5"), 9, "version 4");
-	check(!parse_calibration(v4.data(), v4.size(), &x),
-		  "another format version (4: no start_read_us)");
+	std::string v5 = good;
+	v5.replace(v5.find("version 6"), 9, "version 5");
+	check(!parse_calibration(v5.data(), v5.size(), &x),
+		  "another format version (5: one noise for all densities)");
+	std::string few_noises = good;
+	const std::size_t fn = few_noises.find("\nread_noise ") + 1;
+	few_noises.replace(fn, few_noises.find('\n', fn) - fn, "read_noise 0.1 0.1");
+	check(!parse_calibration(few_noises.data(), few_noises.size(), &x),
+		  "a noise for each density");
+	std::string no_dof = good;
+	const std::size_t nd = no_dof.find("noise_dof ");
+	no_dof.erase(nd, no_dof.find('\n', nd) - nd + 1);
+	check(!parse_calibration(no_dof.data(), no_dof.size(), &x), "the noise's degrees missing");
 	std::string noisy = good;
 	noisy.replace(noisy.find("read_noise "), 11, "read_noise -");
 	check(!parse_calibration(noisy.data(), noisy.size(), &x), "negative noise");
@@ -788,6 +847,7 @@ int main()
 	test_read_concurrency();
 	test_measured_read_us();
 	test_start_share();
+	test_noise_by_density();
 	test_model_start();
 	test_calibrated_densities();
 	test_model_calibrated();
