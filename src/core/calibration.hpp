@@ -44,10 +44,10 @@ bool same_io_path(const CalibrationRecord &r, const StorageInputs &now);
 // figures of one round share (a round slower or faster throughout) cancels
 // in a comparison; what is left is the residual of the logarithms once each
 // pattern's and each round's mean are taken out, pooled over all of them,
-// (P - 1)(R - 1) degrees of freedom.  Times sqrt(pi / 2), a median's standard error over a mean's
-// for many normal samples (for two rounds, whose median is their mean, a
-// quarter too much), over sqrt(rounds).  0 with fewer than two rounds or
-// patterns: nothing measured the spread.
+// (P - 1)(R - 1) degrees of freedom.  Times sqrt(pi / 2), a median's
+// standard error over a mean's for many normal samples (for two rounds,
+// whose median is their mean, a quarter too much), over sqrt(rounds).  0
+// with fewer than two rounds or patterns: nothing measured the spread.
 double read_noise(const double *samples, int patterns, int rounds, int stride);
 
 // The text a record is stored as ("key value" lines); returns what
