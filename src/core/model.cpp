@@ -159,8 +159,8 @@ namespace {
 
 // A calibrated cost's parts: reading the relation's share among the
 // segment files' first pages (*start), the rest (*rest); VACUUM's work on
-// the pages read through is read_through * model.cpu_page.  *spread: each
-// part times its figures' noise, summed.
+// the pages read through is read_through * model.cpu_page.  *spread (where
+// not null): each part times its figures' noise, summed.
 void calibrated_reads(const CostModel &model, const Calibration &c, std::uint32_t threshold,
 					  std::uint64_t pages_scanned, std::uint64_t read_through, double *start,
 					  double *rest, double *spread)
@@ -186,7 +186,8 @@ void calibrated_reads(const CostModel &model, const Calibration &c, std::uint32_
 	const double f = std::min(std::max(model.start_share, 0.0), 1.0);
 	*start = f * reads(true);
 	*rest = (1 - f) * reads(false);
-	*spread = f * noisy(true) + (1 - f) * noisy(false);
+	if (spread != nullptr)
+		*spread = f * noisy(true) + (1 - f) * noisy(false);
 }
 
 }  // namespace
@@ -315,9 +316,9 @@ double estimated_cost(const CostModel &model, const Calibration *calibration,
 					  std::uint64_t read_through, std::uint64_t io_runs)
 {
 	if (model.source == CostSource::kCalibration && calibration != nullptr) {
-		double start, rest, spread;
+		double start, rest;
 		calibrated_reads(model, *calibration, threshold, pages_scanned, read_through, &start,
-						 &rest, &spread);
+						 &rest, nullptr);
 		return start + rest + static_cast<double>(read_through) * model.cpu_page;
 	}
 	// a run's first page after a skip, the others in sequence
