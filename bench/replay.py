@@ -9,10 +9,11 @@ as VACUUM walks them, and priced with the run's own calibration.  So a
 model is judged on the very measurements of the fixed thresholds, and two
 models on the same runs are paired by construction.  The models:
 
-  current     src/core/model.cpp's calibrated path (model.md, revision 12),
+  current     src/core/model.cpp's calibrated path (model.md, revision 13),
               transcribed; checked against the threshold the run's
               autotuner chose wherever the run was made with this revision
-              (on runs from before calibrate() measured each density's
+              or revision 12, which chose alike but after a calibration of
+              one round (on runs from before calibrate() measured each density's
               noise, one noise for all and the normal's quantile: revision
               11; from before it timed a file's first pages apart,
               start_read_us, their figures are read_us: revision 10)
@@ -183,13 +184,15 @@ def cheapest(cost):
 def choose_current(cal, m, work):
     """The cheapest threshold, unless its saving over 32 is within the
     noise of the two costs (from read_noise and start_read_noise; none in
-    runs from before they were measured): then 32."""
+    runs from before they were measured), or that noise, measured per
+    density, rests on a single round: then 32."""
     noise = []
     cost = cost_current(cal, m, work, noise)
     t = cheapest(cost)
     i = GAPS.index(t)
-    if t < GAPS[-1] and math.log(cost[-1] / cost[i]) <= \
-            one_sided_95(cal) * math.hypot(noise[i], noise[-1]):
+    once = isinstance(cal.get("read_noise"), list) and cal.get("rounds", 1) < 2
+    if t < GAPS[-1] and (once or math.log(cost[-1] / cost[i]) <=
+                         one_sided_95(cal) * math.hypot(noise[i], noise[-1])):
         return GAPS[-1]
     return t
 

@@ -2,6 +2,8 @@
 independent skip rule of t/vacuum_model.py, and its transcription of the
 model against the thresholds a committed run's autotuner chose."""
 
+import csv
+import json
 import random
 from pathlib import Path
 
@@ -12,13 +14,14 @@ from vacuum_model import predict
 
 RESULTS = Path(__file__).resolve().parent.parent / "bench" / "results"
 # default runs of model revisions 10 (one figure per pattern), 11 (a
-# file's first pages timed apart) and 12 (each density's noise, Student's
-# t): their sweep notes say which threshold the autotuner chose for every
-# repetition's map
+# file's first pages timed apart), 12 (each density's noise, Student's t)
+# and 13 (a calibration of one round keeps 32): their sweep notes say which
+# threshold the autotuner chose for every repetition's map
 RUNS = [RESULTS / "2026-12-02-vm-2c24g-default-rev10",
         RESULTS / "2026-12-02-vm-2c24g-default-rev11",
         RESULTS / "2026-12-02-vm-2c24g-default-rev11-2",
-        RESULTS / "2026-12-02-vm-2c24g-default-rev12"]
+        RESULTS / "2026-12-02-vm-2c24g-default-rev12",
+        RESULTS / "2026-12-02-vm-2c24g-default-rev13"]
 
 
 def test_map_counts_follow_the_skip_rule():
@@ -62,6 +65,19 @@ def test_transcription_chooses_what_the_autotuner_chose(run):
     kept = [rep for cur, r9 in zip(out["current"], out["revision 9"])
             for rep, t in cur[1].items() if t == 32 and r9[1][rep] < 32]
     assert kept
+
+
+def test_one_round_keeps_32():
+    """A calibration of one round (its noise 0 on no degrees of freedom)
+    keeps 32 where the same figures over more rounds choose lower."""
+    with open(RUNS[-1] / "runs.csv", newline="") as f:
+        cal = next(json.loads(r["note"])["calibrate"] for r in csv.DictReader(f)
+                   if r["phase"] == "calib" and r["mode"] == "direct" and r["profile"] == "disk")
+    rng = random.Random(3)
+    m = replay.map_counts([p for p in range(12000) if rng.random() < 0.05], 12000)
+    assert replay.choose_current(cal, m, cal["cpu_page_us"]) < 32
+    once = dict(cal, rounds=1, read_noise=[0.0] * 7, start_read_noise=[0.0] * 7)
+    assert replay.choose_current(once, m, cal["cpu_page_us"]) == 32
 
 
 def test_start_share():

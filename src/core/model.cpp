@@ -288,6 +288,8 @@ bool saving_within_noise(const CostModel &model, int t)
 	const double stock = model.cost[kGapCount - 1];
 	if (!(model.cost[t] > 0.0 && stock > 0.0))
 		return false;
+	if (model.noise_dof < 1)
+		return true;   // a single round: its noise was never measured
 	const double a = std::max(model.noise[t], 0.0);
 	const double b = std::max(model.noise[kGapCount - 1], 0.0);
 	return std::log(stock / model.cost[t]) <=
@@ -357,8 +359,16 @@ void explain(const Decision &d, const RelationInputs &in, std::uint32_t t,
 			m.cost[4] / 1000, m.cost[5] / 1000, t);
 		// 32 although a lower threshold priced cheaper: say why
 		const int c = cheapest_index(m);
-		if (c < kGapCount - 1 && t == kStockThreshold && n > 0 &&
-			static_cast<std::size_t>(n) < size)
+		const bool kept = c < kGapCount - 1 && t == kStockThreshold && n > 0 &&
+			static_cast<std::size_t>(n) < size;
+		if (kept && m.noise_dof < 1)
+			n += std::snprintf(
+				out + n, size - n,
+				", as in stock PostgreSQL: %u would cost %.2g%% less, but the calibration "
+				"read its patterns only once, which cannot show how far its figures may "
+				"be off (calibrate for longer)",
+				kGaps[c], 100 * (1 - m.cost[c] / m.cost[kGapCount - 1]));
+		else if (kept)
 			n += std::snprintf(
 				out + n, size - n,
 				", as in stock PostgreSQL: %u would cost %.2g%% less, within the "

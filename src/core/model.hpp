@@ -218,7 +218,9 @@ std::uint32_t cheapest_threshold(const CostModel &model);
 // Whether the calibrated saving of threshold kGaps[t] over stock's is within
 // the calibration's noise: the logarithm of cost(32) / cost(t) at most
 // one_sided_95(noise_dof) times the noise of that difference,
-// sqrt(noise[t]^2 + noise[32]^2).
+// sqrt(noise[t]^2 + noise[32]^2).  Where the noise rests on no degrees of
+// freedom (a calibration of one round, which cannot show a spread), every
+// saving counts as within it: Student's t has no quantile there.
 bool saving_within_noise(const CostModel &model, int t);
 
 // The all-frozen threshold the model chooses, in 1..kStockThreshold so that

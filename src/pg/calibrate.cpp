@@ -24,7 +24,10 @@
 //     the kMaxNeeded-th page to read after them and at least as many pages
 //     again (what readahead fetched ahead during the first part must not
 //     make up most of the rest).  With direct reads (no kernel readahead)
-//     one figure serves both parts.
+//     one figure serves both parts.  Rounds read every pattern, in a
+//     rotating order, until the time is up; the first round, aiming at a
+//     share of the time that leaves room for kMinRounds, decides how far
+//     each pattern is read in all of them.
 //   * a CPU table of frozen tuples at two densities, in shared buffers:
 //     what VACUUM's first pass does with an all-frozen page it reads
 //     (heap_page_prune_and_freeze() on 18; on 15 heap_page_prune() and the
@@ -53,6 +56,13 @@ constexpr int kPatterns = vacskip::kDensityCount * vacskip::kGapCount;
 constexpr int kMinNeeded = 16;                      // after the first part, first round
 constexpr int kMaxNeeded = 256;                     // after the first part, at most
 constexpr int kMaxRounds = 200;
+// The rounds a calibration's first round leaves time for: a noise needs two
+// (5 degrees of freedom, Student's t 2.015); three give it 10 (1.812), and
+// a fourth would lower the quantile by 3 % more (1.753) while every round
+// read less of each pattern.  Half a round more is left over, so that the
+// last of them does not fail for running a little slower than the first.
+constexpr int kMinRounds = 3;
+constexpr double kRoundsLeftFor = kMinRounds + 0.5;
 // A pattern's block list: the high bit marks a page that must be read.
 constexpr uint32 kNeededBit = 0x80000000u;
 
@@ -257,8 +267,10 @@ evict(Relation rel)
 // One pattern being read: its blocks, how many were handed out and how
 // many of those must be read, and how many of them lie before `split` (the
 // first part, read whole; 0: one part).  It stops handing out at
-// `deadline_us` after `start`, once past the first part and kMinNeeded
-// pages that must be read after it.
+// `deadline_us` after `start`, once past kMinNeeded pages that must be read
+// after the first part and as many pages again as that part (what
+// readahead fetched ahead during the first part must not make up most of
+// the rest), at a page that must be read.
 struct Pattern
 {
 	const uint32 *blocks;
@@ -276,7 +288,10 @@ pattern_more(const Pattern *p)
 {
 	if (p->issued >= p->count)
 		return false;
-	if ((p->blocks[p->issued] & ~kNeededBit) < p->split)
+	if ((p->blocks[p->issued] & ~kNeededBit) < 2 * p->split)
+		return true;
+	/* a run read through is timed with the page to read that ends it */
+	if (p->issued > 0 && (p->blocks[p->issued - 1] & kNeededBit) == 0)
 		return true;
 	return p->needed - p->first_needed < kMinNeeded || elapsed_us(p->start) < p->deadline_us;
 }
@@ -304,8 +319,9 @@ pattern_next(ReadStream *stream, void *private_data, void *per_buffer_data)
 
 // Time one pattern: microseconds per page that must be read, in the part
 // before `split` (*first_us) and after it (*rest_us); with split 0 the
-// whole pattern's figure, both.
-void
+// whole pattern's figure, both.  Returns how many of its `count` blocks it
+// read before the deadline.
+int
 time_pattern(Relation rel, BufferAccessStrategy strategy, const uint32 *blocks, int count,
 			 BlockNumber split, double deadline_us, double *first_us, double *rest_us)
 {
@@ -348,10 +364,11 @@ time_pattern(Relation rel, BufferAccessStrategy strategy, const uint32 *blocks, 
 	if (split == 0 || p.first_needed == 0 || rest_needed == 0 || split_us < 0)
 	{
 		*first_us = *rest_us = total_us / p.needed;
-		return;
+		return p.issued;
 	}
 	*first_us = split_us / p.first_needed;
 	*rest_us = (total_us - split_us) / rest_needed;
+	return p.issued;
 }
 
 // ---------------------------------------------------------------- CPU
@@ -602,27 +619,42 @@ measure(Relation io, Relation cpu, double seconds, instr_time start,
 	for (int k = 0; k < kPatterns; k++)
 		blocks[k] = pattern_blocks(k, split, &counts[k]);
 	fill_io_table(io);
-	// The first round always completes, a share of the time for each
-	// pattern; later rounds whole patterns while time is left, and count
-	// only if complete.
+	// The first round always completes, aiming at a kRoundsLeftFor-th of
+	// the time left, a share of it for each pattern; later rounds read each
+	// pattern as far as the first one did (every round measures the same
+	// reads) while time is left, and count only if complete.  With buffered
+	// reads every pattern's first 2 * split pages are read whatever the
+	// time, most of a round's reads: there the share is a target, and on
+	// slow storage the first round takes longer.
+	const double setup_us = elapsed_us(start);
+	const double first_end_us =
+		setup_us + std::max(budget_us - setup_us, 0.0) / kRoundsLeftFor;
+	double		first_round_us = 0;
+
 	for (bool more = true; more && rounds < kMaxRounds; )
 	{
 		for (int j = 0; j < kPatterns; j++)
 		{
 			const int	k = (j + rounds) % kPatterns;
-			const double left = budget_us - elapsed_us(start);
+			const double now_us = elapsed_us(start);
 
-			if (rounds > 0 && left <= 0)
+			if (rounds > 0 && now_us >= budget_us)
 			{
 				more = false;
 				break;
 			}
 			evict(io);
-			time_pattern(io, strategy, blocks[k], counts[k], split,
-						 rounds == 0 ? std::max(left, 0.0) / (kPatterns - j) : 1e300,
-						 &samples[(kPatterns + k) * kMaxRounds + rounds],
-						 &samples[k * kMaxRounds + rounds]);
+			const int	read = time_pattern(
+				io, strategy, blocks[k], counts[k], split,
+				rounds == 0 ? std::max(first_end_us - now_us, 0.0) / (kPatterns - j) : 1e300,
+				&samples[(kPatterns + k) * kMaxRounds + rounds],
+				&samples[k * kMaxRounds + rounds]);
+
+			if (rounds == 0)
+				counts[k] = read;
 		}
+		if (rounds == 0)
+			first_round_us = elapsed_us(start) - setup_us;
 		if (more)
 			rounds++;
 		more = more && elapsed_us(start) < budget_us;
@@ -651,6 +683,17 @@ measure(Relation io, Relation cpu, double seconds, instr_time start,
 	rec->rounds = rounds;
 	FreeAccessStrategy(strategy);
 	evict(io);
+	if (rounds < 2)
+		ereport(WARNING,
+				(errmsg("vacskip.calibrate() read its patterns only once in %.1f s",
+						elapsed_us(start) / 1e6),
+				 errdetail("One round cannot show how far its figures may be off: with "
+						   "this calibration the autotuner keeps PostgreSQL's threshold "
+						   "of 32."),
+				 errhint("Calibrate for %.0f seconds or more: a round took %.1f s here.",
+						 std::min(std::ceil((setup_us + kRoundsLeftFor * first_round_us) / 1e6),
+								  kMaxSeconds),
+						 first_round_us / 1e6)));
 }
 
 }  // namespace

@@ -163,6 +163,7 @@ Calibration flat(double us, double cpu_page = 0, double cpu_tuple = 0)
 			c.read_us[d][t] = c.start_read_us[d][t] = us;
 	c.cpu_page_us = cpu_page;
 	c.cpu_tuple_us = cpu_tuple;
+	c.noise_dof = 1000;   // many rounds, no spread
 	return c;
 }
 
@@ -413,7 +414,18 @@ void test_model_noise()
 		for (int t = 0; t < kGapCount; t++)
 			row[t] = at[t];
 	const MapCounts map = map_of(10000, 500, {0, 10, 20, 40, 80, 160});
-	check(auto_threshold(in, both(c), 0, &map) == 4, "no noise measured: the cheapest, 4");
+	check(auto_threshold(in, both(c), 0, &map) == 4, "many rounds, no spread: the cheapest, 4");
+	// one round: a noise of 0 that rests on no degrees of freedom
+	c.noise_dof = 0;
+	RelationInputs once;
+	once.storage = in;
+	once.calibration = both(c);
+	once.map = &map;
+	const Decision single = decide(kThresholdAutotune, once);
+	check(single.thresholds.all_frozen == 32 &&
+			  std::string(single.reason).find("read its patterns only once") !=
+				  std::string::npos,
+		  "one round: 32, and the reason says why");
 	set_noise(&c, 0.02, 0.02);
 	check(auto_threshold(in, both(c), 0, &map) == 4, "5 % saved, beyond noise 0.02: 4");
 	// the same noise estimated from 5 degrees of freedom: t = 2.015,
