@@ -9,11 +9,12 @@ as VACUUM walks them, and priced with the run's own calibration.  So a
 model is judged on the very measurements of the fixed thresholds, and two
 models on the same runs are paired by construction.  The models:
 
-  current     src/core/model.cpp's calibrated path (model.md, revision 13),
+  current     src/core/model.cpp's calibrated path (model.md, revision 14),
               transcribed; checked against the threshold the run's
-              autotuner chose wherever the run was made with this revision
-              or revision 12, which chose alike but after a calibration of
-              one round (on runs from before calibrate() measured each density's
+              autotuner chose wherever the run was made with this revision,
+              revision 13, whose calibrations measured seven densities
+              (the figures carry their own), or revision 12, which chose
+              alike but after a calibration of one round (on runs from before calibrate() measured each density's
               noise, one noise for all and the normal's quantile: revision
               11; from before it timed a file's first pages apart,
               start_read_us, their figures are read_us: revision 10)

@@ -52,7 +52,7 @@ SELECT tablespace, rounds >= 1 AS measured, seconds > 0 AS took_time,
        io_path LIKE CASE WHEN current_setting('server_version_num')::int >= 180000
                          THEN '% reads, io_method %: % in flight'
                          ELSE '% reads, one at a time' END AS path_ok,
-       -- 1 %, then where a scattered map's mean skippable run is 32 .. 1
+       -- 1 %, 1/57, then where a scattered map's mean skippable run is 32 .. 1
        (SELECT array_agg(round(1 / d::numeric, 9)::float8) FROM unnest(densities) d)
          AS one_in, array_dims(read_us) AS read_dims,
        (SELECT bool_and(r > 0) FROM unnest(read_us) r) AS reads_ok,
@@ -62,7 +62,7 @@ SELECT tablespace, rounds >= 1 AS measured, seconds > 0 AS took_time,
        (start_read_us = read_us) = (io_path LIKE 'direct reads%') AS parts_ok,
        cpu_page_us >= 0 AND cpu_tuple_us >= 0 AS cpu_ok,
        -- each density's noise; it needs two rounds to be measured
-       array_length(read_noise, 1) = 7 AND array_length(start_read_noise, 1) = 7 AND
+       array_length(read_noise, 1) = 8 AND array_length(start_read_noise, 1) = 8 AND
          (SELECT bool_and(n >= 0 AND (n = 0) = (rounds = 1))
           FROM unnest(read_noise || start_read_noise) n) AS noise_ok
 FROM vacskip.calibrate(seconds => 0.5);

@@ -15,13 +15,15 @@ from vacuum_model import predict
 RESULTS = Path(__file__).resolve().parent.parent / "bench" / "results"
 # default runs of model revisions 10 (one figure per pattern), 11 (a
 # file's first pages timed apart), 12 (each density's noise, Student's t)
-# and 13 (a calibration of one round keeps 32): their sweep notes say which
-# threshold the autotuner chose for every repetition's map
+# 13 (a calibration of one round keeps 32) and 14 (eight densities): their
+# sweep notes say which threshold the autotuner chose for every repetition's
+# map
 RUNS = [RESULTS / "2026-12-02-vm-2c24g-default-rev10",
         RESULTS / "2026-12-02-vm-2c24g-default-rev11",
         RESULTS / "2026-12-02-vm-2c24g-default-rev11-2",
         RESULTS / "2026-12-02-vm-2c24g-default-rev12",
-        RESULTS / "2026-12-02-vm-2c24g-default-rev13"]
+        RESULTS / "2026-12-02-vm-2c24g-default-rev13",
+        RESULTS / "2026-12-02-vm-2c24g-default-rev14"]
 
 
 def test_map_counts_follow_the_skip_rule():
@@ -76,7 +78,9 @@ def test_one_round_keeps_32():
     rng = random.Random(3)
     m = replay.map_counts([p for p in range(12000) if rng.random() < 0.05], 12000)
     assert replay.choose_current(cal, m, cal["cpu_page_us"]) < 32
-    once = dict(cal, rounds=1, read_noise=[0.0] * 7, start_read_noise=[0.0] * 7)
+    assert len(cal["densities"]) == 8
+    none = [0.0] * len(cal["densities"])
+    once = dict(cal, rounds=1, read_noise=none, start_read_noise=none)
     assert replay.choose_current(once, m, cal["cpu_page_us"]) == 32
 
 

@@ -10,7 +10,7 @@ namespace vacskip {
 
 namespace {
 
-constexpr int kFormatVersion = 6;
+constexpr int kFormatVersion = 7;
 
 // Field by field: the value of `key` on its own line of `text`, copied into
 // `value` (at most size - 1 characters); false when absent.

@@ -49,10 +49,15 @@ constexpr std::uint32_t kGaps[kGapCount] = {1, 2, 4, 8, 16, 32};
 // there on, denser maps have threshold T read most of their runs through,
 // and with buffered reads the kernel's readahead then serves the pages
 // after the runs it skips.  So calibrate() measures at 1 / (T + 1) for each
-// threshold it prices, T = 32 down to 1, and at 1 % for sparse maps.
-constexpr int kDensityCount = 7;
+// threshold it prices, T = 32 down to 1, and at 1 % for sparse maps; and at
+// 1/57, halfway in the logarithms between 1 % and 1/33, the one interval
+// three times as wide as its ends (the others 1.5 to 1.9 times): with
+// buffered reads the kernel's readahead stops serving thresholds 16 and 32
+// inside it, where between two figures so far apart the interpolation
+// cannot place the change (docs/model.md).
+constexpr int kDensityCount = 8;
 constexpr double kDensities[kDensityCount] = {
-	0.01, 1.0 / 33, 1.0 / 17, 1.0 / 9, 1.0 / 5, 1.0 / 3, 1.0 / 2};
+	0.01, 1.0 / 57, 1.0 / 33, 1.0 / 17, 1.0 / 9, 1.0 / 5, 1.0 / 3, 1.0 / 2};
 
 // The first pages of a file that calibrate() times apart: 16 MB, twice
 // the largest readahead window (read_ahead_kb 8192) of the disk vacskip is

@@ -201,11 +201,11 @@ void test_measured_read_us()
 	for (int d = 0; d < kDensityCount; d++)
 		for (int t = 0; t < kGapCount; t++)
 			c.read_us[d][t] = (d + 1) * 100.0 + t;
-	check(near(measured_read_us(c, 1.0 / 33, 8), 203), "a measured point");
-	check(near(measured_read_us(c, 0.001, 1), 100) && near(measured_read_us(c, 0.9, 64), 705),
+	check(near(measured_read_us(c, 1.0 / 33, 8), 303), "a measured point");
+	check(near(measured_read_us(c, 0.001, 1), 100) && near(measured_read_us(c, 0.9, 64), 805),
 		  "beyond the measured densities and thresholds: the nearest");
-	// halfway in the logarithms: between 0.01 and 1 / 33, 2.83 between 2 and 4
-	check(near(measured_read_us(c, std::sqrt(0.01 / 33), 1), std::sqrt(100.0 * 200.0)),
+	// halfway in the logarithms: between 1 / 33 and 1 / 17, 2.83 between 2 and 4
+	check(near(measured_read_us(c, 1 / std::sqrt(33.0 * 17), 1), std::sqrt(300.0 * 400.0)),
 		  "between densities: the geometric mean at the middle");
 	check(near(measured_read_us(c, 0.01, std::sqrt(8.0)), std::sqrt(101.0 * 102.0)),
 		  "between thresholds: the same");
@@ -214,14 +214,20 @@ void test_measured_read_us()
 void test_calibrated_densities()
 {
 	// where a scattered map's mean run of skippable pages, (1 - d) / d,
-	// is each priced threshold, sparsest first, after 1 %
-	bool ok = kDensities[0] == 0.01;
+	// is each priced threshold, sparsest first, after 1 % and 1/57
+	bool ok = kDensities[0] == 0.01 && near(kDensities[1], 1.0 / 57);
 	for (int t = 0; t < kGapCount; t++) {
 		const double d = kDensities[kDensityCount - 1 - t];
 		ok &= near((1 - d) / d, kGaps[t]);
 	}
-	check(ok && kDensityCount == kGapCount + 1,
-		  "densities: 1 %, then a mean skippable run of 32, 16, 8, 4, 2, 1 pages");
+	check(ok && kDensityCount == kGapCount + 2,
+		  "densities: 1 %, 1/57, then a mean skippable run of 32, 16, 8, 4, 2, 1 pages");
+	// no interval between two measured densities wider than twice: 1/57
+	// halves (in the logarithms) the one from 1 % to 1/33
+	double widest = 0;
+	for (int d = 1; d < kDensityCount; d++)
+		widest = std::max(widest, kDensities[d] / kDensities[d - 1]);
+	check(widest < 2, "densities: none more than twice the one before");
 }
 
 void test_model_calibrated()
@@ -386,11 +392,11 @@ void test_noise_by_density()
 		c.read_noise[d] = 0.01 * (d + 1);
 		c.start_read_noise[d] = 0.1 * (d + 1);
 	}
-	check(near(measured_noise(c, 1.0 / 9), 0.04) && near(measured_noise(c, 1.0 / 9, true), 0.4),
+	check(near(measured_noise(c, 1.0 / 9), 0.05) && near(measured_noise(c, 1.0 / 9, true), 0.5),
 		  "a measured density: its noise");
-	check(near(measured_noise(c, std::sqrt(1.0 / 9 * 1.0 / 5)), 0.045),
+	check(near(measured_noise(c, std::sqrt(1.0 / 9 * 1.0 / 5)), 0.055),
 		  "half-way in the logarithms: half of each");
-	check(near(measured_noise(c, 0.001), 0.01) && near(measured_noise(c, 0.9), 0.07),
+	check(near(measured_noise(c, 0.001), 0.01) && near(measured_noise(c, 0.9), 0.08),
 		  "beyond the measured densities: the nearest");
 	// Student's t, one-sided 95 %
 	check(one_sided_95(1) == 6.314 && one_sided_95(5) == 2.015 && one_sided_95(15) == 1.753,
@@ -472,7 +478,7 @@ void test_model_noise()
 	// map above has 475 runs in 9,500 skippable pages (d = 0.05, between
 	// 1/33 and 1/17)
 	set_noise(&c, 0.01, 0.01);
-	for (int d = 4; d < kDensityCount; d++)
+	for (int d = 5; d < kDensityCount; d++)   // 1/5 to 1/2
 		c.read_noise[d] = c.start_read_noise[d] = 0.3;
 	check(auto_threshold(in, both(c), 0, &map) == 4, "sparse map, quiet densities: 4");
 	const MapCounts dense = map_of(10000, 2000, {0, 100, 200, 400, 800, 1600});
@@ -653,10 +659,10 @@ void test_calibration_record()
 	const std::string good(text, n);
 	CalibrationRecord x;
 	check(!parse_calibration(text, n / 2, &x), "a truncated file");
-	std::string v5 = good;
-	v5.replace(v5.find("version 6"), 9, "version 5");
-	check(!parse_calibration(v5.data(), v5.size(), &x),
-		  "another format version (5: one noise for all densities)");
+	std::string v6 = good;
+	v6.replace(v6.find("version 7"), 9, "version 6");
+	check(!parse_calibration(v6.data(), v6.size(), &x),
+		  "another format version (6: seven densities)");
 	std::string few_noises = good;
 	const std::size_t fn = few_noises.find("\nread_noise ") + 1;
 	few_noises.replace(fn, few_noises.find('\n', fn) - fn, "read_noise 0.1 0.1");
