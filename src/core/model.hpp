@@ -51,7 +51,7 @@ constexpr std::uint32_t kGaps[kGapCount] = {1, 2, 4, 8, 16, 32};
 // after the runs it skips.  So calibrate() measures at 1 / (T + 1) for each
 // threshold it prices, T = 32 down to 1, and at 1 % for sparse maps; and at
 // 1/57, halfway in the logarithms between 1 % and 1/33, the one interval
-// three times as wide as its ends (the others 1.5 to 1.9 times): with
+// whose upper end was three times its lower (the others 1.5 to 1.9): with
 // buffered reads the kernel's readahead stops serving thresholds 16 and 32
 // inside it, where between two figures so far apart the interpolation
 // cannot place the change (docs/model.md).
