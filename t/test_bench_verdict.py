@@ -66,6 +66,27 @@ def test_blind_best():
     assert stats.blind_best(med, reps, row) is None     # two repetitions cannot
 
 
+def test_chosen_in_fixed():
+    """Auto's choices timed in the fixed columns: the threshold each auto
+    VACUUM reported, timed in that column in the same repetition; not
+    the auto column's own time, and not repetitions whose two thresholds
+    differ."""
+    row = (*G, "uniform", 1e-3)
+    rows = rows_for(row, {"1": [30, 31, 29], "8": [20, 22, 18], "32": [40, 42, 41],
+                          "auto": [26, 27, 25]}, same_as={"auto": "8"})
+    notes = {"0": "8/8", "1": "8/8", "2": "32/8"}
+    for r in rows:
+        if r["threshold"] == "auto":
+            r["note"] = f"calibrated threshold 8; skip thresholds {notes[r['rep']]}"
+    used = stats.auto_used(rows)
+    assert used == {row: {"0": "8", "1": "8"}}
+    med, reps = data(rows)
+    # 8 measured 20 and 22 in repetitions 0 and 1: median 21 over 8's median 20
+    assert math.isclose(stats.chosen_in_fixed(med, reps, row, used[row]), 1.05)
+    assert math.isclose(stats.column_ratios(med, [row], "auto")[row], 1.3)
+    assert stats.chosen_in_fixed(med, reps, row, {}) is None
+
+
 def test_score_and_adaptive_repetitions():
     """A row is decided when both paired comparisons are; otherwise it gets
     another repetition until the size's cap."""

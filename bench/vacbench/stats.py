@@ -214,6 +214,33 @@ def blind_best(med, reps, row):
     return statistics.median(blind) / min(fixed.values())
 
 
+def auto_used(sweep):
+    """row -> {rep: the fixed column of the threshold each auto VACUUM used}
+    (its VERBOSE line's 'skip thresholds A/B', where A and B are one fixed
+    threshold; other repetitions are left out)."""
+    out = {}
+    for r in sweep:
+        if r["threshold"] != AUTO or "skip thresholds " not in r.get("note", ""):
+            continue
+        a, _, b = r["note"].split("skip thresholds ")[1].split(";")[0].partition("/")
+        if a == b.strip() and is_fixed(a):
+            out.setdefault(row_key(r), {})[r["rep"]] = a
+    return out
+
+
+def chosen_in_fixed(med, reps, row, used):
+    """Auto's choices timed without the auto column's own noise: for each
+    repetition in `used` ({rep: fixed column}), what that column measured in
+    the same repetition; their median over the row's least fixed median.
+    None where no such repetition was timed."""
+    fixed = fixed_medians(med, row)
+    times = [reps[(*row, t)][k] for k, t in used.items()
+             if t in fixed and k in reps.get((*row, t), {})]
+    if not times or not fixed:
+        return None
+    return statistics.median(times) / min(fixed.values())
+
+
 def score_rows(med, reps, rows):
     return [sc for sc in (score_row(med, reps, r) for r in rows) if sc is not None]
 
