@@ -14,10 +14,11 @@ models on the same runs are paired by construction.  The models:
               autotuner chose wherever the run was made with this revision,
               revision 13, whose calibrations measured seven densities
               (the figures carry their own), or revision 12, which chose
-              alike but after a calibration of one round (on runs from before calibrate() measured each density's
-              noise, one noise for all and the normal's quantile: revision
-              11; from before it timed a file's first pages apart,
-              start_read_us, their figures are read_us: revision 10)
+              alike but after a calibration of one round (on runs from
+              before calibrate() measured each density's noise, one noise
+              for all and the normal's quantile: revision 11; from before
+              it timed a file's first pages apart, start_read_us, their
+              figures are read_us: revision 10)
   revision 9  revision 10's costs, the cheapest threshold whatever the noise
   revision 8  needed * read_us(needed / pages, T) + read_through(T) * work,
               the cheapest threshold
