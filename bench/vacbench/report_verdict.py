@@ -8,17 +8,17 @@ from bench.vacbench.stats import (AUTO, AUTO_SETTINGS, PROFILE_BEST_LIMIT, ROW_B
                                   STOCK_LIMIT, auto_used, best_constant, blind_best,
                                   chosen_in_fixed, decided, geomean, group_of, group_verdict,
                                   max_reps, overall_verdict, ranking, rows_of, score_rows,
-                                  verdicts)
+                                  skip_thresholds, verdicts)
 
 
 def used(sweep, group, column, workload=None, frac=None):
     """The all-frozen thresholds a column's VACUUMs used in a group, or in
     one of its rows (from their VERBOSE line), as text."""
-    got = sorted({int(r["note"].split("skip thresholds ")[1].split("/")[0]) for r in sweep
+    got = sorted({int(skip_thresholds(r["note"])[0]) for r in sweep
                   if (r["server"], r["mode"], r["profile"]) == group and r["threshold"] == column
                   and (workload is None or r["workload"] == workload)
                   and (frac is None or float(r["frac"]) == frac)
-                  and "skip thresholds " in r["note"]})
+                  and skip_thresholds(r["note"])})
     return "/".join(map(str, got)) or "?"
 
 

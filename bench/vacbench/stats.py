@@ -214,17 +214,24 @@ def blind_best(med, reps, row):
     return statistics.median(blind) / min(fixed.values())
 
 
+def skip_thresholds(note):
+    """The (all-frozen, all-visible) thresholds a sweep note's VERBOSE line
+    reported ('skip thresholds A/B'), as text; None without one."""
+    if "skip thresholds " not in note:
+        return None
+    a, _, b = note.split("skip thresholds ")[1].split(";")[0].partition("/")
+    return a.strip(), b.strip()
+
+
 def auto_used(sweep):
     """row -> {rep: the fixed column of the threshold each auto VACUUM used}
-    (its VERBOSE line's 'skip thresholds A/B', where A and B are one fixed
-    threshold; other repetitions are left out)."""
+    (its VERBOSE line's thresholds, where both are one fixed threshold;
+    other repetitions are left out)."""
     out = {}
     for r in sweep:
-        if r["threshold"] != AUTO or "skip thresholds " not in r.get("note", ""):
-            continue
-        a, _, b = r["note"].split("skip thresholds ")[1].split(";")[0].partition("/")
-        if a == b.strip() and is_fixed(a):
-            out.setdefault(row_key(r), {})[r["rep"]] = a
+        used = skip_thresholds(r.get("note", "")) if r["threshold"] == AUTO else None
+        if used and used[0] == used[1] and is_fixed(used[0]):
+            out.setdefault(row_key(r), {})[r["rep"]] = used[0]
     return out
 
 
