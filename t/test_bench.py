@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.vacbench import harness, plan, stats, store
+from bench.vacbench import harness, machine, plan, stats, store
 from bench.vacbench.profiles import PROFILES
 from pgkit import TOP
 from pgkit.proc import run
@@ -43,12 +43,18 @@ def compiled_block_size(server):
 @pytest.mark.patched
 def test_bench_smoke(server, tmp_path):
     out = tmp_path / "results"
+    # --read-ahead-kb: a value the device does not have, set while measuring
+    # (recorded in load.txt and the report), the old one restored after
+    ra_before = machine.read_ahead_kb()
+    ra = "256" if ra_before != "256" else "512"
     cmd = ["/usr/bin/python3", "-m", "bench.vacbench", "--size", "smoke",
-           "--installed", "--out", str(out), "--server", f"{server.name}={server.prefix}"]
+           "--installed", "--out", str(out), "--server", f"{server.name}={server.prefix}",
+           "--read-ahead-kb", ra]
     res = subprocess.run(cmd, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          cwd=TOP)
     print(res.stdout)
     assert res.returncode == 0
+    assert machine.read_ahead_kb() == ra_before
     rows = read_rows(out)
     cfg = plan.SIZES["smoke"]
     # progress: the plan counted every point the run measured (calibrations
@@ -143,6 +149,8 @@ def test_bench_smoke(server, tmp_path):
     assert "INCOMPLETE" not in report and "**Incomplete**" not in report
     assert [line.split()[0] for line in (out / "load.txt").read_text().splitlines()] == \
         ["start", "end"]
+    assert [s[4] for s in machine.read_load(out)] == [ra, ra]
+    assert f"read_ahead_kb of the clusters' device then: {ra} kB." in report
     for section in ("### Across every profile, server, I/O mode and workload",
                     "### Per storage profile, server and I/O mode", "## Calibrations",
                     "### What this run can and cannot tell", "**auto** (calibrated)"):

@@ -11,7 +11,7 @@ from pgkit import TOP
 from pgkit.server import parse_server
 
 import bench.vacbench
-from bench.vacbench.machine import machine_tag, record_load
+from bench.vacbench.machine import machine_tag, record_load, set_read_ahead_kb
 from bench.vacbench.phases import Bench
 from bench.vacbench.plan import SIZES, apply_scope, read_planned
 from bench.vacbench.profiles import PROFILES
@@ -63,6 +63,10 @@ def parser():
     ap.add_argument("--settings", help="other settings of the profiles' DBAs: "
                     "PROFILE.NAME=VALUE, comma-separated (e.g. "
                     "latency.maintenance_io_concurrency=4); kept in OUT/scope.txt")
+    ap.add_argument("--read-ahead-kb", type=int, metavar="KB",
+                    help="set the kernel's readahead (read_ahead_kb) of the clusters' block "
+                    "device to KB while measuring, then restore it (root; recorded in "
+                    "OUT/load.txt)")
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument("--installed", action="store_true",
                     help="vacskip is installed in the patched servers already (tests)")
@@ -86,12 +90,21 @@ def measure(args, cfg, out):
                          "--workloads pgbench)")
     bench = Bench(args, cfg, servers, out)
     t0 = time.monotonic()
-    record_load(out, "start")
+    saved_ra = None
+    if args.read_ahead_kb is not None:
+        saved_ra = set_read_ahead_kb(args.read_ahead_kb)
+        log(f"read_ahead_kb {args.read_ahead_kb} (was {saved_ra}) while measuring")
     try:
-        bench.run(phases)
+        record_load(out, "start")
+        try:
+            bench.run(phases)
+        finally:
+            record_load(out, "end")
+            bench.close()
     finally:
-        record_load(out, "end")
-        bench.close()
+        if saved_ra is not None:
+            set_read_ahead_kb(saved_ra)
+            log(f"read_ahead_kb {saved_ra} again")
     log(f"measurements done in {fmt_s(time.monotonic() - t0)}")
 
 
@@ -101,6 +114,8 @@ def main(argv=None):
     cfg = dict(SIZES[args.size])
     if args.penalty_us is not None:
         cfg["penalty_us"] = args.penalty_us
+    if args.read_ahead_kb is not None and args.read_ahead_kb < 0:
+        ap.error(f"--read-ahead-kb {args.read_ahead_kb}: want 0 or more kB")
     if args.cached_pages is not None:
         cfg["cached_pages"] = args.cached_pages
     out = args.out or (TOP / "bench" / "results" /

@@ -26,16 +26,45 @@ def load_average():
     return " ".join(_read("/proc/loadavg").split()[:3])
 
 
-def read_ahead_kb(path=None):
-    """The kernel's readahead (read_ahead_kb) of the block device holding
-    path (by default the temporary directory, where the clusters live), or
-    '?': buffered reads' readahead decides what a miss brings in."""
+def disk_sysfs(path=None):
+    """The sysfs directory of the disk holding path (by default the
+    temporary directory, where the clusters live; a partition's disk), or
+    None (no block device: tmpfs, overlay)."""
     st = os.stat(path or tempfile.gettempdir())
     dev = Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}")
-    for cand in (dev / "queue" / "read_ahead_kb", dev / ".." / "queue" / "read_ahead_kb"):
-        if cand.exists():
-            return _read(cand).strip()
-    return "?"
+    for cand in (dev, dev / ".."):
+        if (cand / "queue").is_dir():
+            return cand.resolve()
+    return None
+
+
+def read_ahead_file(path=None):
+    """The sysfs file of the kernel's readahead (read_ahead_kb) of the disk
+    holding path, or None."""
+    d = disk_sysfs(path)
+    return d / "queue" / "read_ahead_kb" if d else None
+
+
+def read_ahead_kb(path=None):
+    """read_ahead_kb of the device holding path, or '?': buffered reads'
+    readahead decides what a miss brings in."""
+    f = read_ahead_file(path)
+    return _read(f).strip() if f else "?"
+
+
+def set_read_ahead_kb(kb, path=None):
+    """Set read_ahead_kb of the device holding path; returns the value it
+    had.  Needs root; SystemExit with the reason when it cannot."""
+    f = read_ahead_file(path)
+    if f is None:
+        raise SystemExit("--read-ahead-kb: no block device's read_ahead_kb found for "
+                         f"{path or tempfile.gettempdir()}")
+    old = _read(f).strip()
+    try:
+        f.write_text(f"{kb}\n")
+    except OSError as e:
+        raise SystemExit(f"--read-ahead-kb: cannot write {f} ({e.strerror}; it needs root)")
+    return old
 
 
 def machine_facts():
@@ -52,7 +81,7 @@ def machine_facts():
         "kernel": platform.release(),
         "os": debian and f"Debian {debian}",
         "filesystem of the clusters": disk,
-        "read_ahead_kb of its device": read_ahead_kb(),
+        "read_ahead_kb of its device when the report was written": read_ahead_kb(),
         "load average when the report was written": load_average(),
     }
 
@@ -66,21 +95,24 @@ def machine_tag():
 
 def record_load(out, event):
     """Append to OUT/load.txt: event (start or end of a measuring session),
-    UTC time, the three load averages, the number of cores."""
+    UTC time, the three load averages, the number of cores, read_ahead_kb
+    of the clusters' device."""
     now = datetime.datetime.now(datetime.timezone.utc)
     with open(out / LOAD_FILE, "a") as f:
-        f.write(f"{event} {now:%Y-%m-%dT%H:%M:%S}Z {load_average()} {os.cpu_count()}\n")
+        f.write(f"{event} {now:%Y-%m-%dT%H:%M:%S}Z {load_average()} {os.cpu_count()} "
+                f"{read_ahead_kb()}\n")
 
 
 def read_load(out):
-    """OUT/load.txt as [(event, time, 'l1 l5 l15', cores)]; [] when the run
-    did not record it."""
+    """OUT/load.txt as [(event, time, 'l1 l5 l15', cores, read_ahead_kb)]
+    (read_ahead_kb None where a run did not record it); [] when the run
+    recorded nothing."""
     path = out / LOAD_FILE
     if not path.exists():
         return []
     rows = []
     for line in path.read_text().splitlines():
         f = line.split()
-        if len(f) == 6:
-            rows.append((f[0], f[1], " ".join(f[2:5]), int(f[5])))
+        if len(f) in (6, 7):
+            rows.append((f[0], f[1], " ".join(f[2:5]), int(f[5]), f[6] if len(f) == 7 else None))
     return rows

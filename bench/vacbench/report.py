@@ -86,11 +86,16 @@ def load_text(out):
     sessions = read_load(out)
     if not sessions:
         return "Machine load during the measurements: not recorded."
-    cores = ", ".join(sorted({str(c) for _, _, _, c in sessions}))
-    return ("Machine load during the measurements (load average over 1, 5 and 15 "
+    cores = ", ".join(sorted({str(c) for _, _, _, c, _ in sessions}))
+    text = ("Machine load during the measurements (load average over 1, 5 and 15 "
             f"minutes; {cores} cores), sampled when each measuring session started and "
             "ended: " + ", ".join(f"{la} at the {event} ({when.replace('T', ' ')[:16]} UTC)"
-                                  for event, when, la, _ in sessions) + ".")
+                                  for event, when, la, _, _ in sessions) + ".")
+    ra = sorted({r for *_, r in sessions if r is not None}, key=lambda r: (len(r), r))
+    if ra:
+        text += (" read_ahead_kb of the clusters' device then: " + ", ".join(ra) + " kB"
+                 + (" (it changed between sessions)" if len(ra) > 1 else "") + ".")
+    return text
 
 
 def header(p, out, size, cfg, missing, command):
@@ -144,7 +149,8 @@ def profiles_section(p, cfg):
     p("Emulated by `bench/slowread.c`, preloaded into the server (LD_PRELOAD at `pg_ctl "
       "start`, so also into 18's I/O workers; shared state in a file), switched on only "
       "for the timed VACUUM and calibrate(). Buffered reads go through the kernel's "
-      "readahead (read_ahead_kb below, under Machine): a read that misses pays, the pages "
+      "readahead (read_ahead_kb while measuring: in the header; at the report's writing: "
+      "under Machine): a read that misses pays, the pages "
       "readahead brings in with it are later served from the page cache for free.\n")
     p("| profile | storage | emulation | the DBA's settings (why) | servers |")
     p("|---|---|---|---|---|")
