@@ -281,3 +281,73 @@ def test_slowread(tmp_path):
                    env={**os.environ, **env("latency")}, check=True,
                    stdout=subprocess.DEVNULL)
     assert slow.counters()["reads"] == 0
+
+
+def test_throttle(tmp_path):
+    """harness.Throttle (the throttled profile): the reads of a process
+    started in its cgroup are the kernel's to count and, switched on, to
+    limit (a lower bound on the time, never an upper one); switched off, no
+    limit is left; closed, the cgroup is gone.  Skipped (and said so) where
+    the kernel has no cgroup v1 blkio controller: a machine with cgroup v2
+    alone cannot run the profile."""
+    if not (harness.BLKIO / "blkio.throttle.read_iops_device").exists():
+        pytest.skip(f"no {harness.BLKIO}/blkio.throttle.read_iops_device (cgroup v1 blkio)")
+    th = harness.Throttle(tmp_path)
+    try:
+        path = tmp_path / "data"
+        fresh_file(path)
+
+        def read(pages):
+            res = subprocess.run(th.start_command([sys.executable, "-c", READER, path, "1",
+                                                   *pages]),
+                                 text=True, stdout=subprocess.PIPE, check=True)
+            return [int(x) for x in res.stdout.split()]
+
+        # 40 direct reads at 50 requests a second: the 40th starts 0.78 s
+        # after the first at the earliest; blk-throttle lets a slice's
+        # worth (100 ms, 5 requests) through at once, so 0.6 s is a bound
+        th.limits = (50, 1 << 30)
+        th.switch(True)
+        before = th.serviced()
+        us = read(range(40))
+        assert th.serviced() - before >= 40
+        assert us[-1] >= 0.6e6, us
+        assert (th.dir / "blkio.throttle.read_iops_device").read_text().split() == \
+            [th.devno, "50"]
+        th.switch(False)
+        assert (th.dir / "blkio.throttle.read_iops_device").read_text().strip() == ""
+        # a process not started in the cgroup is not counted
+        before = th.serviced()
+        subprocess.run([sys.executable, "-c", READER, path, "1", "41", "42"], check=True,
+                       stdout=subprocess.DEVNULL)
+        assert th.serviced() == before
+    finally:
+        th.close()
+    assert not th.dir.exists()
+
+
+@pytest.mark.patched
+def test_bench_throttled(server, tmp_path):
+    """The throttled profile end to end at the smoke size: the server
+    starts in the benchmark's cgroup (blk-throttle counts its reads), every
+    planned point is measured, and the cgroup is gone after."""
+    if not (harness.BLKIO / "blkio.throttle.read_iops_device").exists():
+        pytest.skip(f"no {harness.BLKIO}/blkio.throttle.read_iops_device (cgroup v1 blkio)")
+    out = tmp_path / "results"
+    cmd = ["/usr/bin/python3", "-m", "bench.vacbench", "--size", "smoke", "--installed",
+           "--out", str(out), "--server", f"{server.name}={server.prefix}",
+           "--profiles", "throttled", "--workloads", "uniform", "--phases", "sweep"]
+    res = subprocess.run(cmd, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         cwd=TOP)
+    print(res.stdout)
+    assert res.returncode == 0
+    rows = read_rows(out)
+    assert rows and {r["profile"] for r in rows} == {"throttled"}
+    counted = re.search(r"blk-throttle counted (\d+) read requests", res.stdout)
+    # every timed VACUUM that scanned pages read cold (the benchmark checks
+    # that at least one of its reads went to the device): one request each
+    # at least, through the cgroup
+    timed = [r for r in rows if r["phase"] == "sweep" and int(r["scanned"])]
+    assert timed and counted and int(counted[1]) >= len(timed), res.stdout[-2000:]
+    assert not list(harness.BLKIO.glob("vacbench-*"))
+    assert "throttled only" in (out / "report.md").read_text()

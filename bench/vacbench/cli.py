@@ -14,7 +14,7 @@ import bench.vacbench
 from bench.vacbench.machine import machine_tag, record_load, set_read_ahead_kb
 from bench.vacbench.phases import Bench
 from bench.vacbench.plan import SIZES, apply_scope, read_planned
-from bench.vacbench.profiles import PROFILES
+from bench.vacbench.profiles import PROFILES, SIZE_PROFILES
 from bench.vacbench.progress import fmt_s, log
 from bench.vacbench.report import write_report
 from bench.vacbench.stats import MAX_REPS_FACTOR
@@ -47,8 +47,10 @@ def parser():
     ap.add_argument("--penalty-us", type=int, help="the seek profile's read penalty, µs")
     ap.add_argument("--cached-pages", type=int,
                     help="table size of the cached all-frozen VACUUM test")
-    ap.add_argument("--profiles", help="comma-separated subset of the size's storage "
-                    f"profiles ({', '.join(PROFILES)}); kept in OUT/scope.txt for later runs")
+    ap.add_argument("--profiles", help="comma-separated storage profiles "
+                    f"({', '.join(PROFILES)}): a subset of the size's "
+                    f"({', '.join(SIZE_PROFILES)}), opt-in ones too; kept in OUT/scope.txt "
+                    "for later runs")
     ap.add_argument("--workloads", help="comma-separated workloads among those the size "
                     f"has fractions for ({', '.join(WORKLOADS)}; the size runs some of them by "
                     "default); kept in OUT/scope.txt for later runs")

@@ -8,13 +8,17 @@ import json
 import os
 import re
 import struct
+import sys
 import time
+
+from pathlib import Path
 
 from pgkit import TOP
 from pgkit.cluster import Cluster
 from pgkit.proc import as_build_user, give_to_build_user, run
 from pgkit.vacuum import set_threshold, timed_vacuum_verbose
 
+from bench.vacbench.machine import disk_devno
 from bench.vacbench.profiles import profile_env
 
 # bench/slowread.c's shared state file: a lock word, the switch (uint32 at
@@ -34,8 +38,62 @@ EVICT_SQL = ("CREATE OR REPLACE FUNCTION vacbench_evict(regclass) RETURNS int "
              "AS '$libdir/vacbench_evict' LANGUAGE C STRICT")
 
 
+BLKIO = Path("/sys/fs/cgroup/blkio")
+
+
+class Throttle:
+    """The kernel's block-layer limits (cgroup v1 blkio, blk-throttle) on
+    the reads that processes started in a cgroup of the benchmark's own make
+    from the disk holding `work`: real throttling, of readahead too, where
+    bench/slowread.c emulates.  The limits hold only while switched on."""
+
+    def __init__(self, work):
+        knob = BLKIO / "blkio.throttle.read_iops_device"
+        if os.geteuid() != 0 or not knob.exists():
+            raise SystemExit(f"the throttled profile needs root and {knob} (cgroup v1's "
+                             "blkio controller with blk-throttle); this machine has "
+                             f"{'not root' if os.geteuid() else 'no such file'}")
+        self.devno = disk_devno(work)
+        if self.devno is None:
+            raise SystemExit(f"the throttled profile: {work} is on no block device")
+        self.dir = BLKIO / f"vacbench-{os.getpid()}"
+        self.dir.mkdir()
+        self.limits = None
+
+    def start_command(self, cmd):
+        """cmd run in the cgroup (so are the processes it starts)."""
+        return ["sh", "-c", f'echo $$ > {self.dir / "cgroup.procs"} && exec "$@"', "sh",
+                *map(str, cmd)]
+
+    def switch(self, on):
+        iops, bps = self.limits if on and self.limits else (0, 0)
+        (self.dir / "blkio.throttle.read_iops_device").write_text(f"{self.devno} {iops}\n")
+        (self.dir / "blkio.throttle.read_bps_device").write_text(f"{self.devno} {bps}\n")
+
+    def serviced(self):
+        """Read requests of the cgroup's processes on the disk so far, as
+        blk-throttle counted them."""
+        for line in (self.dir / "blkio.throttle.io_serviced").read_text().splitlines():
+            f = line.split()
+            if len(f) == 3 and f[0] == self.devno and f[1] == "Read":
+                return int(f[2])
+        return 0
+
+    def close(self):
+        """Lift the limits and drop the cgroup (left, with a warning, while
+        processes remain in it)."""
+        self.switch(False)
+        try:
+            self.dir.rmdir()
+        except OSError as e:
+            print(f"cannot remove {self.dir}: {e.strerror}", file=sys.stderr)
+
+
 class SlowRead:
-    """bench/slowread.c, built into the work directory, and its shared state."""
+    """bench/slowread.c, built into the work directory, and its shared state;
+    the kernel's throttle (a Throttle whose limits are set) switched with it."""
+
+    throttle = None
 
     def __init__(self, work):
         self.lib = work / "slowread.so"
@@ -57,6 +115,8 @@ class SlowRead:
         with open(self.state, "r+b") as f:
             f.seek(SWITCH_OFFSET)
             f.write(struct.pack("<I", 1 if on else 0))
+        if self.throttle:
+            self.throttle.switch(on)
 
     def reset(self):
         with open(self.state, "r+b") as f:
@@ -90,17 +150,22 @@ class BenchCluster(Cluster):
         super().__init__(server, work, settings, name=name)
         self.append_conf({"include_if_exists": "'bench_profile.conf'"})
         self.start_env = {}
+        self.throttle = None
 
-    def set_profile(self, settings, env):
+    def set_profile(self, settings, env, throttle=None):
+        """Settings and environment of the next start; throttle: a Throttle
+        whose cgroup the server is to start in (None: the caller's)."""
         path = self.datadir / "bench_profile.conf"
         path.write_text("".join(f"{k} = {v}\n" for k, v in settings.items()))
         give_to_build_user(path)
         self.start_env = dict(env)
+        self.throttle = throttle
 
     def pg_ctl(self, *args):
         envs = [f"{k}={v}" for k, v in self.start_env.items()]
-        return run(as_build_user(["env", *envs, self.server.bindir / "pg_ctl",
-                                  "-D", self.datadir, "-l", self.logfile, "-w", *args]))
+        cmd = as_build_user(["env", *envs, self.server.bindir / "pg_ctl",
+                             "-D", self.datadir, "-l", self.logfile, "-w", *args])
+        return run(self.throttle.start_command(cmd) if self.throttle else cmd)
 
     def restart(self):
         self.stop()

@@ -38,6 +38,12 @@ def disk_sysfs(path=None):
     return None
 
 
+def disk_devno(path=None):
+    """'MAJOR:MINOR' of the disk holding path, or None."""
+    d = disk_sysfs(path)
+    return _read(d / "dev").strip() if d else None
+
+
 def read_ahead_file(path=None):
     """The sysfs file of the kernel's readahead (read_ahead_kb) of the disk
     holding path, or None."""

@@ -16,8 +16,8 @@ from pgkit.vacuum import timed_vacuum
 
 from bench import cached_vacuum
 from bench.vacbench import harness, plan, stats, workloads
-from bench.vacbench.harness import BenchCluster, SlowRead
-from bench.vacbench.profiles import profile_settings
+from bench.vacbench.harness import BenchCluster, SlowRead, Throttle
+from bench.vacbench.profiles import PROFILES, profile_settings, throttle_limits
 from bench.vacbench.progress import Progress, log
 from bench.vacbench.store import Results
 
@@ -51,6 +51,8 @@ class Bench:
         self.plan = plan.Plan(cfg, self.res, servers)
         self.work = make_workdir("vacskip-bench-")
         self.slow = SlowRead(self.work)
+        self.throttle = (Throttle(self.work) if any(PROFILES[p].kernel_throttle
+                                                    for p in cfg["profiles"]) else None)
         self.nodes = []
         self.progress = None
 
@@ -70,6 +72,10 @@ class Bench:
                 n.stop()
             except RuntimeError as e:
                 print(e, file=sys.stderr)
+        if self.throttle:
+            log(f"blk-throttle counted {self.throttle.serviced()} read requests of the "
+                "throttled profile's servers")
+            self.throttle.close()
         self.res.close()
         remove_tree(self.work)
 
@@ -148,7 +154,11 @@ class Bench:
         (connection, {workload: settings threshold})."""
         cfg = self.cfg
         conf = profile_settings(server.major, mode, profile, cfg)
-        node.set_profile(conf, self.slow.env(profile, cfg))
+        limits = throttle_limits(profile, cfg)
+        if limits:
+            self.throttle.limits = limits
+        self.slow.throttle = self.throttle if limits else None
+        node.set_profile(conf, self.slow.env(profile, cfg), self.slow.throttle)
         node.restart()
         log(f"sweep: {server.name} {mode}/{profile}: {conf}, {self.slow.env(profile, cfg)}")
         conn = node.connect()

@@ -7,13 +7,12 @@ undecided gets more (stats.wants_more()); those are not planned ahead."""
 
 import random
 
-from bench.vacbench.profiles import PROFILES, applies, parse_overrides
+from bench.vacbench.profiles import PROFILES, SIZE_PROFILES, applies, parse_overrides
 from bench.vacbench.stats import AUTO, AUTO_SETTINGS, max_reps
 from bench.vacbench.workloads import WORKLOADS
 
 THRESHOLDS = ("1", "2", "4", "8", "16", "32", AUTO_SETTINGS, AUTO)
 IO_MODES = {18: ("direct", "buffered"), 15: ("buffered",)}
-ALL_PROFILES = tuple(PROFILES)
 
 # Fractions per workload, chosen so that the share of pages a point
 # modifies spans about 0.5 % to 40 % (uniform: ~96 rows per page, so about
@@ -42,19 +41,19 @@ SIZES = {
                   fracs={"uniform": (1e-3,), "clustered": (0.1,), "wide": (0.05,),
                          "pgbench": (5e-4,)},
                   thresholds=("1", "32", AUTO_SETTINGS, AUTO), reps=2, max_reps=3,
-                  io_modes=IO_MODES, profiles=ALL_PROFILES, calib_seconds=0.5,
+                  io_modes=IO_MODES, profiles=SIZE_PROFILES, calib_seconds=0.5,
                   penalty_us=200, cached_pages=2000, cached_reps=3),
     "default": dict(sweep_pages=12000, pgbench_scale=10, shared_buffers="128MB",
                     workloads=("uniform", "clustered"),
                     fracs={"uniform": (2.5e-4, 1e-3), "clustered": (0.05, 0.2),
                            "wide": (5e-3, 0.05), "pgbench": (5e-4, 2e-3)},
                     thresholds=THRESHOLDS, reps=3, max_reps=9,
-                    io_modes=IO_MODES, profiles=ALL_PROFILES, calib_seconds=20,
+                    io_modes=IO_MODES, profiles=SIZE_PROFILES, calib_seconds=20,
                     penalty_us=200, cached_pages=60000, cached_reps=51),
     "full": dict(sweep_pages=100000, pgbench_scale=20, shared_buffers="256MB",
                  workloads=("uniform", "clustered", "wide", "pgbench"), fracs=FULL_FRACS,
                  thresholds=THRESHOLDS, reps=5, max_reps=15,
-                 io_modes=IO_MODES, profiles=ALL_PROFILES, calib_seconds=20,
+                 io_modes=IO_MODES, profiles=SIZE_PROFILES, calib_seconds=20,
                  penalty_us=200, cached_pages=230000, cached_reps=101),
 }
 
@@ -88,13 +87,14 @@ def _scope_subset(cfg, option, allowed, value):
     want = _split(value)
     bad = [x for x in want if x not in allowed]
     if bad or not want:
-        raise ValueError(f"--{option}: {', '.join(bad) or 'none given'}: not among this "
-                         f"size's {option} ({', '.join(allowed)})")
+        raise ValueError(f"--{option}: {', '.join(bad) or 'none given'}: not among the "
+                         f"{option} this size can run ({', '.join(allowed)})")
     cfg[option] = tuple(x for x in allowed if x in want)
 
 
 def _scope_profiles(cfg, value):
-    _scope_subset(cfg, "profiles", cfg["profiles"], value)
+    """The size's profiles or the opt-in ones."""
+    _scope_subset(cfg, "profiles", tuple(PROFILES), value)
 
 
 def _scope_workloads(cfg, value):

@@ -36,6 +36,11 @@ class StorageProfile:
     majors: tuple = (15, 18)
     # the names the report uses for emulation's parameters
     units: dict = field(default_factory=dict)
+    # emulation's parameters are the kernel's block-layer limits of the
+    # server's reads (harness.Throttle), not slowread's, which only counts
+    kernel_throttle: bool = False
+    # run only where --profiles names it, not in a size's profiles
+    opt_in: bool = False
 
 
 LATENCY = StorageProfile(
@@ -87,7 +92,24 @@ PROFILES = {p.name: p for p in (
         "kB counting as one, no burst beyond one request; no other delay, so an isolated "
         "request is free and concurrency does not help.",
         units={"iops": "requests per second", "io_unit_kb": "kB counted as one request"}),
+    StorageProfile(
+        name="throttled", mode="count", emulation={"iops": 3000, "mibps": 125},
+        settings=FLASH_SETTINGS,
+        settings_reason="what a DBA sets for cloud block storage: random_page_cost 1.1, "
+        "effective_io_concurrency 200",
+        description="this machine's disk behind the kernel's own I/O limits (cgroup v1 "
+        "blkio, blk-throttle): the server's processes, started in a cgroup of their own, "
+        "may read from it {iops} requests and {mibps} MiB a second, as a general-purpose "
+        "cloud SSD volume's baseline allows; the limits apply to what reaches the block "
+        "layer, readahead included (a request is a bio, up to the disk's max_sectors_kb), "
+        "and concurrent requests overlap within them; slowread only counts. Not in any "
+        "size's profiles: `--profiles throttled` (root, cgroup v1's blkio controller).",
+        units={"iops": "read requests per second", "mibps": "MiB read per second"},
+        kernel_throttle=True, opt_in=True),
 )}
+
+# the profiles a size runs (plan.SIZES); --profiles may add the opt-in ones
+SIZE_PROFILES = tuple(name for name, p in PROFILES.items() if not p.opt_in)
 
 
 def applies(profile, major):
@@ -115,8 +137,19 @@ def emulation_text(profile, cfg):
 def profile_env(profile, cfg):
     """The SLOWREAD_* environment of a profile (the state file aside)."""
     env = {"SLOWREAD_MODE": PROFILES[profile].mode}
-    env.update({f"SLOWREAD_{k.upper()}": str(v) for k, v in emulation(profile, cfg).items()})
+    if not PROFILES[profile].kernel_throttle:
+        env.update({f"SLOWREAD_{k.upper()}": str(v)
+                    for k, v in emulation(profile, cfg).items()})
     return env
+
+
+def throttle_limits(profile, cfg):
+    """(read requests a second, read bytes a second) of a kernel-throttled
+    profile, or None."""
+    if not PROFILES[profile].kernel_throttle:
+        return None
+    params = emulation(profile, cfg)
+    return int(float(params["iops"])), int(float(params["mibps"]) * 1024 * 1024)
 
 
 def dba_settings(profile, cfg):

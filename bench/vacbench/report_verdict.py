@@ -4,6 +4,7 @@ against the criteria of stats.py, and what the run can and cannot tell.
 Each section writes through the line writer p."""
 
 from bench.vacbench.plan import SIZES
+from bench.vacbench.profiles import PROFILES
 from bench.vacbench.stats import (AUTO, AUTO_SETTINGS, PROFILE_BEST_LIMIT, ROW_BEST_LIMIT,
                                   STOCK_LIMIT, auto_used, best_constant, blind_best,
                                   chosen_in_fixed, decided, geomean, group_of, group_verdict,
@@ -185,11 +186,20 @@ def limits_section(p, size, cfg, med, reps, rows, calib):
       "favours it: 'above' against it leans against auto, and a ratio a little over 1.00 "
       "is expected even where auto chose the best threshold. Rows where auto read exactly "
       "what another column read are 'the same work' (one VACUUM timed twice).")
-    p("- **Emulated storage**: apart from 'disk', the profiles are bench/slowread.c's "
-      "sleeps on this machine's disk, not real devices: they show whether the autotuner "
-      "follows the storage it is given (calibrate() measures the same emulation VACUUM "
-      "sees), not how it does on any particular cloud volume. Buffered reads keep the "
-      "kernel's readahead, whose extra pages the emulation does not charge.")
+    emulated = [x for x in cfg["profiles"] if PROFILES[x].mode != "count"]
+    real = [x for x in cfg["profiles"] if x not in emulated]
+    if emulated:
+        p(f"- **Emulated storage**: {', '.join(emulated)} "
+          f"{'is' if len(emulated) == 1 else 'are'} bench/slowread.c's sleeps on this "
+          "machine's disk, not real devices: they show whether the autotuner follows the "
+          "storage it is given (calibrate() measures the same emulation VACUUM sees), not "
+          "how it does on any particular cloud volume. Buffered reads keep the kernel's "
+          "readahead, whose extra pages the emulation does not charge."
+          + (f" {', '.join(real)}: this machine's disk, as it is or behind the kernel's "
+             "own limits." if real else ""))
+    else:
+        p(f"- **Storage**: {', '.join(real)}: this machine's disk, as it is or behind the "
+          "kernel's own limits (Storage profiles); one disk, not the devices of users.")
     p(f"- **One machine**, {len({r['server'] for r in calib}) or 'its'} server(s), one "
       "VACUUM at a time, no concurrent workload; VACUUM of a table that was frozen, "
       "changed once and checkpointed.")
