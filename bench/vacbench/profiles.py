@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, replace
 # What a DBA sets for flash or network storage: the planner's cost of a
 # random page close to a sequential one, and many prefetch requests.
 FLASH_SETTINGS = {"random_page_cost": "1.1", "effective_io_concurrency": "200"}
+CLOUD_REASON = ("what a DBA sets for cloud block storage: random_page_cost 1.1, "
+                "effective_io_concurrency 200")
 
 
 @dataclass(frozen=True)
@@ -46,8 +48,7 @@ class StorageProfile:
 LATENCY = StorageProfile(
     name="latency", mode="latency", emulation={"latency_us": 500, "mbps": 250},
     settings=FLASH_SETTINGS,
-    settings_reason="what a DBA sets for cloud block storage: random_page_cost 1.1, "
-    "effective_io_concurrency 200",
+    settings_reason=CLOUD_REASON,
     description="a latency-bound network volume (cloud block storage): every read that "
     "goes to the device (direct I/O: every read; buffered: one the page cache cannot "
     "serve in full, as cachestat() tells) sleeps {latency_us} µs plus its uncached bytes "
@@ -95,8 +96,7 @@ PROFILES = {p.name: p for p in (
     StorageProfile(
         name="throttled", mode="count", emulation={"iops": 3000, "mibps": 125},
         settings=FLASH_SETTINGS,
-        settings_reason="what a DBA sets for cloud block storage: random_page_cost 1.1, "
-        "effective_io_concurrency 200",
+        settings_reason=CLOUD_REASON,
         description="this machine's disk behind the kernel's own I/O limits (cgroup v1 "
         "blkio, blk-throttle): the server's processes, started in a cgroup of their own, "
         "may read from it {iops} requests and {mibps} MiB a second, as a general-purpose "
