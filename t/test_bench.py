@@ -351,3 +351,15 @@ def test_bench_throttled(server, tmp_path):
     assert timed and counted and int(counted[1]) >= len(timed), res.stdout[-2000:]
     assert not list(harness.BLKIO.glob("vacbench-*"))
     assert "throttled only" in (out / "report.md").read_text()
+
+
+@pytest.mark.parametrize("option", [("--calibrate-seconds", "0"), ("--calibrate-seconds", "3601"),
+                                    ("--calibrate-seconds", "nan"), ("--read-ahead-kb", "-1")])
+def test_bad_options(option, tmp_path):
+    """Out-of-range measuring options are refused before anything runs
+    (calibrate() would refuse those seconds itself, mid-run)."""
+    res = subprocess.run(["/usr/bin/python3", "-m", "bench.vacbench", "--out",
+                          str(tmp_path / "out"), *option], text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=TOP)
+    assert res.returncode == 2 and f"{option[0]} " in res.stdout, res.stdout
+    assert not (tmp_path / "out").exists()

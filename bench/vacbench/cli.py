@@ -65,6 +65,9 @@ def parser():
     ap.add_argument("--settings", help="other settings of the profiles' DBAs: "
                     "PROFILE.NAME=VALUE, comma-separated (e.g. "
                     "latency.maintenance_io_concurrency=4); kept in OUT/scope.txt")
+    ap.add_argument("--calibrate-seconds", type=float, metavar="S",
+                    help="vacskip.calibrate()'s seconds (the size's: calibrate()'s default, "
+                    "20); the report's calibration table gives each call's")
     ap.add_argument("--read-ahead-kb", type=int, metavar="KB",
                     help="set the kernel's readahead (read_ahead_kb) of the clusters' block "
                     "device to KB while measuring, then restore it (root; recorded in "
@@ -120,6 +123,11 @@ def main(argv=None):
         ap.error(f"--read-ahead-kb {args.read_ahead_kb}: want 0 or more kB")
     if args.cached_pages is not None:
         cfg["cached_pages"] = args.cached_pages
+    if args.calibrate_seconds is not None:
+        if not 0 < args.calibrate_seconds <= 3600:
+            ap.error(f"--calibrate-seconds {args.calibrate_seconds:g}: want more than 0 and "
+                     "at most 3600")
+        cfg["calib_seconds"] = args.calibrate_seconds
     out = args.out or (TOP / "bench" / "results" /
                        f"{datetime.date.today():%Y-%m-%d}-{machine_tag()}"
                        f"{'' if args.size == 'full' else '-' + args.size}")
