@@ -10,7 +10,6 @@ import re
 import struct
 import sys
 import time
-
 from pathlib import Path
 
 from pgkit import TOP
