@@ -4,7 +4,8 @@ emulation, vacskip.calibrate(), both autotuner columns and the verdict;
 every planned point measured once, more repetitions only where the verdict
 was undecided; what it measured is consistent with what it set up; a second
 run with the same result directory resumes instead of measuring again.  And
-bench/slowread.c on its own: cached reads are free, uncached ones pay."""
+bench/slowread.c on its own: cached reads are free, uncached ones pay; the
+throttled profile's kernel limits on their own and end to end."""
 
 import ctypes
 import json
@@ -334,6 +335,7 @@ def test_bench_throttled(server, tmp_path):
     if not (harness.BLKIO / "blkio.throttle.read_iops_device").exists():
         pytest.skip(f"no {harness.BLKIO}/blkio.throttle.read_iops_device (cgroup v1 blkio)")
     out = tmp_path / "results"
+    cgroups_before = set(harness.BLKIO.glob("vacbench-*"))
     cmd = ["/usr/bin/python3", "-m", "bench.vacbench", "--size", "smoke", "--installed",
            "--out", str(out), "--server", f"{server.name}={server.prefix}",
            "--profiles", "throttled", "--workloads", "uniform", "--phases", "sweep"]
@@ -349,7 +351,7 @@ def test_bench_throttled(server, tmp_path):
     # at least, through the cgroup
     timed = [r for r in rows if r["phase"] == "sweep" and int(r["scanned"])]
     assert timed and counted and int(counted[1]) >= len(timed), res.stdout[-2000:]
-    assert not list(harness.BLKIO.glob("vacbench-*"))
+    assert set(harness.BLKIO.glob("vacbench-*")) == cgroups_before
     assert "throttled only" in (out / "report.md").read_text()
 
 
