@@ -284,15 +284,20 @@ def test_slowread(tmp_path):
     assert slow.counters()["reads"] == 0
 
 
+def skip_without_blkio():
+    """Skip (and say so) where the kernel has no cgroup v1 blkio controller,
+    which the throttled profile needs (a machine with cgroup v2 alone)."""
+    knob = harness.BLKIO / "blkio.throttle.read_iops_device"
+    if not knob.exists():
+        pytest.skip(f"no {knob} (cgroup v1 blkio)")
+
+
 def test_throttle(tmp_path):
     """harness.Throttle (the throttled profile): the reads of a process
     started in its cgroup are the kernel's to count and, switched on, to
     limit (a lower bound on the time, never an upper one); switched off, no
-    limit is left; closed, the cgroup is gone.  Skipped (and said so) where
-    the kernel has no cgroup v1 blkio controller: a machine with cgroup v2
-    alone cannot run the profile."""
-    if not (harness.BLKIO / "blkio.throttle.read_iops_device").exists():
-        pytest.skip(f"no {harness.BLKIO}/blkio.throttle.read_iops_device (cgroup v1 blkio)")
+    limit is left; closed, the cgroup is gone."""
+    skip_without_blkio()
     th = harness.Throttle(tmp_path)
     try:
         path = tmp_path / "data"
@@ -332,8 +337,7 @@ def test_bench_throttled(server, tmp_path):
     """The throttled profile end to end at the smoke size: the server
     starts in the benchmark's cgroup (blk-throttle counts its reads), every
     planned point is measured, and the cgroup is gone after."""
-    if not (harness.BLKIO / "blkio.throttle.read_iops_device").exists():
-        pytest.skip(f"no {harness.BLKIO}/blkio.throttle.read_iops_device (cgroup v1 blkio)")
+    skip_without_blkio()
     out = tmp_path / "results"
     cgroups_before = set(harness.BLKIO.glob("vacbench-*"))
     cmd = ["/usr/bin/python3", "-m", "bench.vacbench", "--size", "smoke", "--installed",
