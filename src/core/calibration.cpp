@@ -10,8 +10,6 @@ namespace vacskip {
 
 namespace {
 
-constexpr int kFormatVersion = 7;
-
 // Field by field: the value of `key` on its own line of `text`, copied into
 // `value` (at most size - 1 characters); false when absent.
 bool field(const char *text, std::size_t len, const char *key, char *value, std::size_t size)
@@ -160,6 +158,73 @@ double read_noise(const double *samples, int patterns, int rounds, int stride)
 	return std::sqrt(kPi / 2 * variance / rounds);
 }
 
+RateLimit find_rate_limit(const double *t_us, const double *amount, int n, double min_ahead)
+{
+	RateLimit l;
+	if (n < 4)
+		return l;
+	// least squares over the n points and the origin (the series' start)
+	double mt = 0, ma = 0;
+	for (int i = 0; i < n; i++) {
+		mt += t_us[i] / (n + 1);
+		ma += amount[i] / (n + 1);
+	}
+	double stt = mt * mt, sta = mt * ma;   // the origin's terms
+	for (int i = 0; i < n; i++) {
+		stt += (t_us[i] - mt) * (t_us[i] - mt);
+		sta += (t_us[i] - mt) * (amount[i] - ma);
+	}
+	if (!(stt > 0) || !(sta > 0))
+		return l;
+	l.per_s = sta / stt * 1e6;
+	// the largest gain on that rate over a stretch, the origin a possible
+	// start; and the rate of the stretches that served at least twice
+	// min_ahead in at least kMinStretchReads reads, taking at each read the
+	// shortest such stretch ending there (a lower bound on the fastest
+	// stretch of that size: a longer one can be faster).  At twice the
+	// series' rate such a stretch gained at least min_ahead on it.
+	double low = 0;
+	int from = -1;   // the stretch's start: the origin (-1) or a read
+	auto t_at = [&](int i) { return i < 0 ? 0.0 : t_us[i]; };
+	auto a_at = [&](int i) { return i < 0 ? 0.0 : amount[i]; };
+	for (int j = 0; j < n; j++) {
+		const double y = amount[j] - l.per_s * t_us[j] / 1e6;
+		l.ahead = std::max(l.ahead, y - low);
+		low = std::min(low, y);
+		while (j - (from + 1) >= kMinStretchReads && amount[j] - a_at(from + 1) >= 2 * min_ahead)
+			from++;
+		if (j - from >= kMinStretchReads && amount[j] - a_at(from) >= 2 * min_ahead &&
+			t_us[j] > t_at(from))
+			l.ahead_per_s = std::max(l.ahead_per_s,
+									 (amount[j] - a_at(from)) / (t_us[j] - t_at(from)) * 1e6);
+	}
+	l.found = l.ahead_per_s >= 2 * l.per_s;
+	return l;
+}
+
+double repeated_limit(const RateLimit &a, const RateLimit &b)
+{
+	if (!a.found || !b.found || !(a.per_s > 0) || !(b.per_s > 0) ||
+		std::max(a.per_s, b.per_s) > 1.25 * std::min(a.per_s, b.per_s))
+		return 0;
+	return std::sqrt(a.per_s * b.per_s);
+}
+
+double limited_us(const CalibrationRecord &r, double requests, double bytes)
+{
+	const double by_requests = r.limit_requests > 0 ? requests / r.limit_requests * 1e6 : 0;
+	const double by_bytes = r.limit_bytes > 0 ? bytes / r.limit_bytes * 1e6 : 0;
+	return std::max(by_requests, by_bytes);
+}
+
+int calibration_format(const char *text, std::size_t len)
+{
+	long long version;
+	if (!integer(text, len, "version", &version) || version < 0 || version > 1000000)
+		return -1;
+	return static_cast<int>(version);
+}
+
 int format_calibration(const CalibrationRecord &r, char *out, std::size_t size)
 {
 	const Calibration &c = r.costs;
@@ -179,11 +244,13 @@ int format_calibration(const CalibrationRecord &r, char *out, std::size_t size)
 		"io_combine_limit %d\n"
 		"cpu_page_us %.17g\n"
 		"cpu_tuple_us %.17g\n"
-		"noise_dof %d\n",
-		kFormatVersion, r.tablespace, static_cast<long long>(r.measured_at), r.seconds,
+		"noise_dof %d\n"
+		"limit_requests %.17g\n"
+		"limit_bytes %.17g\n",
+		kCalibrationFormat, r.tablespace, static_cast<long long>(r.measured_at), r.seconds,
 		r.rounds, r.server_major, r.direct_io ? 1 : 0, io_method_name(r.io_method),
 		r.io_workers, r.maintenance_io_concurrency, r.io_combine_limit, c.cpu_page_us,
-		c.cpu_tuple_us, c.noise_dof);
+		c.cpu_tuple_us, c.noise_dof, r.limit_requests, r.limit_bytes);
 	// one line per density and part: "read_us_<d> " or "start_read_us_<d> "
 	// and the thresholds' figures; then the noises, one per density
 	for (int part = 0; part < 4; part++)
@@ -212,7 +279,7 @@ bool parse_calibration(const char *text, std::size_t len, CalibrationRecord *out
 	CalibrationRecord r;
 	long long version, at, direct;
 	char method[32], line[512], key[32];
-	if (!integer(text, len, "version", &version) || version != kFormatVersion)
+	if (!integer(text, len, "version", &version) || version != kCalibrationFormat)
 		return false;
 	if (!field(text, len, "tablespace", r.tablespace, sizeof(r.tablespace)) ||
 		!integer(text, len, "measured_at", &at) ||
@@ -227,6 +294,8 @@ bool parse_calibration(const char *text, std::size_t len, CalibrationRecord *out
 		!number(text, len, "cpu_page_us", &r.costs.cpu_page_us) ||
 		!number(text, len, "cpu_tuple_us", &r.costs.cpu_tuple_us) ||
 		!int_field(text, len, "noise_dof", &r.costs.noise_dof) ||
+		!number(text, len, "limit_requests", &r.limit_requests) ||
+		!number(text, len, "limit_bytes", &r.limit_bytes) ||
 		!field(text, len, "read_noise", line, sizeof(line)) ||
 		!numbers(line, r.costs.read_noise, kDensityCount) ||
 		!field(text, len, "start_read_noise", line, sizeof(line)) ||
@@ -245,7 +314,7 @@ bool parse_calibration(const char *text, std::size_t len, CalibrationRecord *out
 			!numbers(line, r.costs.start_read_us[d], kGapCount))
 			return false;
 	}
-	if (!calibration_valid(r.costs))
+	if (!calibration_valid(r.costs) || !(r.limit_requests >= 0) || !(r.limit_bytes >= 0))
 		return false;
 	*out = r;
 	return true;

@@ -26,7 +26,46 @@ struct CalibrationRecord {
 	double seconds = 0;
 	int rounds = 0;
 	char tablespace[64] = {};   // its name then
+	// The rate limits found on the storage (find_rate_limit()), requests
+	// and bytes a second; 0 where none was found.  Every pattern's figure
+	// is at least the time its reads take at those rates (limited_us()).
+	double limit_requests = 0;
+	double limit_bytes = 0;
 };
+
+// What a series of reads, issued one after another, shows of a rate limit
+// that lets reads through faster than it sustains them and then holds them
+// back (a token bucket's burst, blk-throttle's and cgroup io.max's
+// allowance per time slice, a cloud volume's short-term credits):
+// amount[i], the running total of requests or bytes, had completed at
+// t_us[i].  `per_s` is the series' rate, the least-squares slope of amount
+// over time (the origin included as a point); `ahead` the most the series
+// gained on that rate over any stretch of it; `ahead_per_s` the rate of
+// the fastest stretch, as found, that served at least twice `min_ahead` in
+// at least kMinStretchReads reads (one read's time is the device's
+// jitter, not a limit's).  A limit is found where that is at least twice
+// `per_s` (so that the stretch gained at least min_ahead on it): storage
+// that serves reads as fast as it can gains on its own mean rate by its
+// jitter only.
+constexpr int kMinStretchReads = 8;
+struct RateLimit {
+	double per_s = 0;
+	double ahead = 0;
+	double ahead_per_s = 0;
+	bool found = false;
+};
+RateLimit find_rate_limit(const double *t_us, const double *amount, int n, double min_ahead);
+
+// A limit found by two probes alike: their rates' geometric mean where
+// both found one and the rates are within a quarter of each other, 0
+// otherwise.  A stall of the storage (reads held up once) looks like a
+// limit to one probe; a limit holds reads back at the same rate again.
+double repeated_limit(const RateLimit &a, const RateLimit &b);
+
+// The least time, in microseconds, that reads of `requests` requests and
+// `bytes` bytes take under the record's limits: the longer of the two at
+// their rates; 0 where no limit was found.
+double limited_us(const CalibrationRecord &r, double requests, double bytes);
 
 // The record's I/O path, as StorageInputs (page costs left at defaults).
 StorageInputs measured_path(const CalibrationRecord &r);
@@ -49,6 +88,13 @@ bool same_io_path(const CalibrationRecord &r, const StorageInputs &now);
 // whose median is their mean, a quarter too much), over sqrt(rounds).  0
 // with fewer than two rounds or patterns: nothing measured the spread.
 double read_noise(const double *samples, int patterns, int rounds, int stride);
+
+// The format of the text format_calibration() writes: a record of another
+// was measured otherwise and is not read.
+constexpr int kCalibrationFormat = 8;
+
+// The "version" a stored text says it is of; -1 where it says none.
+int calibration_format(const char *text, std::size_t len);
 
 // The text a record is stored as ("key value" lines); returns what
 // snprintf returns.

@@ -617,6 +617,8 @@ void test_calibration_record()
 		r.costs.start_read_noise[d] = 0.25;
 	}
 	r.costs.noise_dof = 30;
+	r.limit_requests = 3000.5;
+	r.limit_bytes = 131072000;
 	std::snprintf(r.tablespace, sizeof(r.tablespace), "%s", "fast space");
 	char text[4096];
 	const int n = format_calibration(r, text, sizeof(text));
@@ -632,7 +634,8 @@ void test_calibration_record()
 			  near(back.costs.start_read_noise[3], 0.25) && back.costs.noise_dof == 30 &&
 			  back.io_method == IoMethod::kWorker &&
 			  back.direct_io && back.measured_at == 1764600000 && back.rounds == 7 &&
-			  std::string(back.tablespace) == "fast space",
+			  std::string(back.tablespace) == "fast space" && near(back.limit_requests, 3000.5) &&
+			  near(back.limit_bytes, 131072000),
 		  "every field survives");
 	// io_method's names, both ways
 	bool names_ok = true;
@@ -659,10 +662,20 @@ void test_calibration_record()
 	const std::string good(text, n);
 	CalibrationRecord x;
 	check(!parse_calibration(text, n / 2, &x), "a truncated file");
-	std::string v6 = good;
-	v6.replace(v6.find("version 7"), 9, "version 6");
-	check(!parse_calibration(v6.data(), v6.size(), &x),
-		  "another format version (6: seven densities)");
+	std::string v7 = good;
+	v7.replace(v7.find("version 8"), 9, "version 7");
+	check(!parse_calibration(v7.data(), v7.size(), &x) &&
+			  calibration_format(v7.data(), v7.size()) == 7 &&
+			  calibration_format(good.data(), good.size()) == kCalibrationFormat &&
+			  calibration_format("tablespace x\n", 13) == -1,
+		  "another format version (7: no rate limits), and which it is");
+	std::string no_limit = good;
+	const std::size_t nl = no_limit.find("limit_bytes ");
+	no_limit.erase(nl, no_limit.find('\n', nl) - nl + 1);
+	check(!parse_calibration(no_limit.data(), no_limit.size(), &x), "the bytes' limit missing");
+	std::string neg_rate = good;
+	neg_rate.replace(neg_rate.find("limit_requests "), 15, "limit_requests -");
+	check(!parse_calibration(neg_rate.data(), neg_rate.size(), &x), "a negative rate");
 	std::string few_noises = good;
 	const std::size_t fn = few_noises.find("\nread_noise ") + 1;
 	few_noises.replace(fn, few_noises.find('\n', fn) - fn, "read_noise 0.1 0.1");
@@ -774,6 +787,123 @@ bool same(const SimResult &a, const SimResult &b)
 		   a.io_runs == b.io_runs && a.skipped_all_visible == b.skipped_all_visible;
 }
 
+// One reader issuing requests one after another, each taking `service_us`,
+// against a token bucket of `depth` tokens refilled at `rate` a second,
+// full at the start (depth 0: no limit): when each of `n` completed.
+std::vector<double> token_bucket_reads(int n, double service_us, double depth, double rate)
+{
+	std::vector<double> done(n);
+	double t = 0, tokens = depth;
+	for (int i = 0; i < n; i++) {
+		if (depth > 0) {
+			if (tokens < 1) {
+				t += (1 - tokens) / rate * 1e6;   // wait for the next token
+				tokens = 1;
+			}
+			tokens -= 1;
+		}
+		t += service_us;
+		if (depth > 0)
+			tokens = std::min(depth, tokens + service_us * rate / 1e6);
+		done[i] = t;
+	}
+	return done;
+}
+
+// The same reader against an allowance of `per_slot` requests at the start
+// of each `slot_us` (blk-throttle's time slices, as measured on Linux 6.18:
+// 300 requests of 8 kB at once every 100 ms under a limit of 3,000 a second).
+std::vector<double> slotted_reads(int n, double service_us, int per_slot, double slot_us)
+{
+	std::vector<double> done(n);
+	double t = 0;
+	int in_slot = 0;
+	for (int i = 0; i < n; i++) {
+		if (in_slot == per_slot) {
+			t = (std::floor(t / slot_us) + 1) * slot_us;
+			in_slot = 0;
+		}
+		if (std::floor((t + service_us) / slot_us) > std::floor(t / slot_us))
+			in_slot = 0;   // a new slot began while it was served
+		t += service_us;
+		in_slot++;
+		done[i] = t;
+	}
+	return done;
+}
+
+void test_find_rate_limit()
+{
+	const int n = 1500;
+	std::vector<double> count(n);
+	for (int i = 0; i < n; i++)
+		count[i] = i + 1;
+	// a token bucket of 300 at 3,000 a second, the reader 70 us a request:
+	// the burst, a fifth of the reads, lifts the slope by 12 % (3,359)
+	std::vector<double> t = token_bucket_reads(n, 70, 300, 3000);
+	RateLimit l = find_rate_limit(t.data(), count.data(), n, 16);
+	check(l.found && l.per_s > 3000 && l.per_s < 3000 * 1.15 && l.ahead > 200,
+		  "a token bucket of 300 at 3,000 a second: found, at its rate and a share of its burst");
+	// 300 at the start of every 100 ms
+	t = slotted_reads(n, 70, 300, 100000);
+	l = find_rate_limit(t.data(), count.data(), n, 16);
+	check(l.found && std::fabs(l.per_s / 3000 - 1) < 0.1 && l.ahead_per_s > 10000,
+		  "an allowance of 300 every 100 ms: found, at 3,000 a second");
+	// no limit: one request every 100 us, +-30 % in a fixed pattern
+	for (int i = 0; i < n; i++)
+		t[i] = (i > 0 ? t[i - 1] : 0) + 100 * (1 + 0.3 * std::sin(i * 2.3999632));
+	l = find_rate_limit(t.data(), count.data(), n, 16);
+	check(!l.found && std::fabs(l.per_s / 10000 - 1) < 0.02,
+		  "steady reads with jitter: no limit, their rate");
+	// 1 MB reads alternating 0.5 and 2.5 ms (a device reading ahead on its
+	// own): a fast read is 3 x the rate, a stretch of kMinStretchReads is not
+	{
+		const int m = 128;
+		std::vector<double> tm(m), mb(m);
+		for (int i = 0; i < m; i++) {
+			tm[i] = (i > 0 ? tm[i - 1] : 0) + (i % 2 ? 2500 : 500);
+			mb[i] = (i + 1) * 1048576.0;
+		}
+		check(!find_rate_limit(tm.data(), mb.data(), m, 16 * 8192).found,
+			  "fast and slow reads alternating: no limit");
+	}
+	// cold first reads (the first 100 take 1 ms each) are no limit
+	for (int i = 0; i < n; i++)
+		t[i] = (i > 0 ? t[i - 1] : 0) + (i < 100 ? 1000 : 100);
+	check(!find_rate_limit(t.data(), count.data(), n, 16).found, "slow first reads: no limit");
+	// a bucket smaller than min_ahead does not count
+	t = token_bucket_reads(n, 70, 10, 3000);
+	l = find_rate_limit(t.data(), count.data(), n, 16);
+	check(!l.found && l.ahead > 5 && l.ahead < 16, "a bucket of 10 against 16: not found");
+	// a limit the reader can hardly outrun (served at 1.33 x the rate): not found
+	t = token_bucket_reads(n, 250, 300, 3000);
+	check(!find_rate_limit(t.data(), count.data(), n, 16).found,
+		  "a burst served at 1.33 x its rate: not found");
+	// too few reads, or no time, tell nothing
+	check(!find_rate_limit(t.data(), count.data(), 3, 16).found, "3 reads: nothing");
+	std::vector<double> zero(n, 0.0);
+	check(!find_rate_limit(zero.data(), count.data(), n, 16).found, "no time: nothing");
+	// a limit counts where two probes find it at rates within a quarter
+	RateLimit a, b;
+	a.found = b.found = true;
+	a.per_s = 3000;
+	b.per_s = 3300;
+	check(near(repeated_limit(a, b), std::sqrt(3000.0 * 3300)), "two probes alike: their mean");
+	b.per_s = 1364;   // a stall of the disk the benchmark runs on, 2026-12-03
+	check(repeated_limit(a, b) == 0.0, "two probes far apart: no limit");
+	b.per_s = 3000;
+	b.found = false;
+	check(repeated_limit(a, b) == 0.0, "one probe alone: no limit");
+	// the least time under limits: the longer of requests and bytes
+	CalibrationRecord r;
+	check(limited_us(r, 100, 1e6) == 0.0, "no limit found: no least time");
+	r.limit_requests = 1000;
+	check(near(limited_us(r, 100, 1e9), 100000), "requests only: 100 at 1,000 a second");
+	r.limit_bytes = 1e8;
+	check(near(limited_us(r, 100, 1e6), 100000) && near(limited_us(r, 1, 1e8), 1e6),
+		  "both: the longer");
+}
+
 void test_walker_edges()
 {
 	const std::vector<std::uint32_t> ts = {1, 2, 32};
@@ -876,6 +1006,7 @@ int main()
 	test_model_read_through();
 	test_estimated_cost();
 	test_calibration_record();
+	test_find_rate_limit();
 	test_walker_edges();
 	test_walker_random();
 	std::printf("%d passed, %d failed\n", passed, failed);
