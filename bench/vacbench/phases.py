@@ -166,7 +166,8 @@ class Bench:
             harness.warm_up(conn, t.relation)
         conn.execute("SELECT vacskip.forget_calibration('pg_default')")
         settings = {w: harness.settings_threshold(conn, t.relation) for w, t in tables.items()}
-        cal, ms, c = harness.calibrate(conn, self.slow, cfg["calib_seconds"])
+        cal, ms, c = harness.calibrate(conn, self.slow, cfg["calib_seconds"],
+                                       follow_advice=cfg["calib_advice"])
         explained = {w: harness.autotuned(conn, t.relation) for w, t in tables.items()}
         for w, e in explained.items():
             if e["cost_source"] != "calibration":

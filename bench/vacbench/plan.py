@@ -30,7 +30,9 @@ FULL_FRACS = {"uniform": (5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3),
 # an undecided row gets; calib_seconds: vacskip.calibrate()'s `seconds`
 # (default and full: calibrate()'s own default, what a DBA runs; at 3 s the
 # emulated profiles got one to five rounds, and at 10 s one to three once
-# calibrate() timed a file's first pages apart);
+# calibrate() timed a file's first pages apart); calib_advice: where a
+# calibration read its patterns once only, call it again for the seconds its
+# WARNING advises, as a DBA would (not at the smoke size, which is for speed);
 # penalty_us: the seek profile's penalty; cached_*: the cached all-frozen
 # VACUUM test.
 SIZES = {
@@ -42,19 +44,19 @@ SIZES = {
                          "pgbench": (5e-4,)},
                   thresholds=("1", "32", AUTO_SETTINGS, AUTO), reps=2, max_reps=3,
                   io_modes=IO_MODES, profiles=SIZE_PROFILES, calib_seconds=0.5,
-                  penalty_us=200, cached_pages=2000, cached_reps=3),
+                  calib_advice=False, penalty_us=200, cached_pages=2000, cached_reps=3),
     "default": dict(sweep_pages=12000, pgbench_scale=10, shared_buffers="128MB",
                     workloads=("uniform", "clustered"),
                     fracs={"uniform": (2.5e-4, 1e-3), "clustered": (0.05, 0.2),
                            "wide": (5e-3, 0.05), "pgbench": (5e-4, 2e-3)},
                     thresholds=THRESHOLDS, reps=3, max_reps=9,
                     io_modes=IO_MODES, profiles=SIZE_PROFILES, calib_seconds=20,
-                    penalty_us=200, cached_pages=60000, cached_reps=51),
+                    calib_advice=True, penalty_us=200, cached_pages=60000, cached_reps=51),
     "full": dict(sweep_pages=100000, pgbench_scale=20, shared_buffers="256MB",
                  workloads=("uniform", "clustered", "wide", "pgbench"), fracs=FULL_FRACS,
                  thresholds=THRESHOLDS, reps=5, max_reps=15,
                  io_modes=IO_MODES, profiles=SIZE_PROFILES, calib_seconds=20,
-                 penalty_us=200, cached_pages=230000, cached_reps=101),
+                 calib_advice=True, penalty_us=200, cached_pages=230000, cached_reps=101),
 }
 
 

@@ -129,8 +129,11 @@ def settings_section(p, cfg):
       "and LD_PRELOAD environment; `vacskip.forget_calibration('pg_default')`; read the "
       "settings path's threshold (`all_frozen_threshold` of `vacskip.explain_threshold()`, "
       "cost_source 'settings') of every workload's table; `vacskip.calibrate('pg_default', "
-      f"{cfg['calib_seconds']:g})` with the emulation on; every later `explain_threshold()` "
-      "must say cost_source 'calibration'.\n")
+      f"{cfg['calib_seconds']:g})` with the emulation on"
+      + ("; where it read its patterns only once, again for the seconds its WARNING advises, "
+         "as a DBA would (the calibration table gives the seconds)"
+         if cfg.get("calib_advice") else "")
+      + "; every later `explain_threshold()` must say cost_source 'calibration'.\n")
     p("Per point: `VACUUM (FREEZE)` at threshold 1 (it reads only the pages that are not "
       "all-frozen); the workload's change (the same for every column of a repetition); "
       "CHECKPOINT; cold reads without a restart: `vacbench_evict()` "
