@@ -49,6 +49,17 @@ sub explain_of
 		  . "FROM vacskip.explain_threshold('$rel')");
 }
 
+# Replace a file by a new one (another inode: the file is read again
+# however soon its size and time repeat).
+sub replace_file
+{
+	my ($path, $text) = @_;
+	open my $fh, '>', "$path.new" or die "could not write $path.new: $!";
+	print $fh $text;
+	close $fh or die "could not write $path.new: $!";
+	rename "$path.new", $path or die "could not rename to $path: $!";
+}
+
 # Bounded in time: asked for 1 second, it reports (and takes) little more
 # than that, writing its scratch table once and the least a round reads
 # (with buffered reads most of a round).  A calibration that read its
@@ -81,6 +92,23 @@ like($before, qr/^calibration\|measured .* with .*\|\d+$/,
 # survives a restart, byte for byte
 $node->restart;
 is(explain_of('t'), $before, 'the same calibration after a restart');
+
+# a file of another format (an older vacskip's) is not used, and the
+# warning says why; put back, it is used again
+{
+	my $file = $node->data_dir . '/vacskip/calibration.1663';
+	my $saved = slurp_file($file);
+	(my $older = $saved) =~ s/^version \d+$/version 7/m;
+	replace_file($file, $older);
+	my ($ret, $source, $stderr) = $node->psql('postgres',
+		q{SELECT cost_source FROM vacskip.explain_threshold('t')});
+	is($source, 'settings', 'a calibration file of another format is not used');
+	like($stderr,
+		qr/WARNING:  vacskip: ignoring calibration file ".*calibration\.1663" of another format \(version 7; this vacskip reads version \d+\)/,
+		'and the warning names its format');
+	replace_file($file, $saved);
+	is(explain_of('t'), $before, 'put back, it is used again');
+}
 
 # autovacuum uses it (the hook's answer is explain_threshold()'s)
 if ($hooked)

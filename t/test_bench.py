@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from bench.vacbench import harness, machine, plan, stats, store
-from bench.vacbench.profiles import PROFILES
+from bench.vacbench.profiles import PROFILES, throttle_limits
 from pgkit import TOP
 from pgkit.proc import run
 
@@ -123,6 +123,9 @@ def test_bench_smoke(server, tmp_path):
         workloads = set(plan.workloads_of(cfg, r["profile"]))
         assert workloads <= set(note["workloads"])
         assert all(v["cost_source"] == "calibration" for v in note["workloads"].values())
+        # no rate limit on this disk or under the emulations (whose delays
+        # have no burst): calibrate() must not find one
+        assert "rate limits found" not in note["calibrate"]["io_path"], r
         # the emulation was on: calibrate()'s reads went through slowread
         assert int(r["reads"]) > 0 and int(r["uncached"]) > 0, r
         assert (int(r["penalised"]) > 0) == (PROFILES[r["profile"]].mode != "count"), r
@@ -336,13 +339,17 @@ def test_throttle(tmp_path):
 def test_bench_throttled(server, tmp_path):
     """The throttled profile end to end at the smoke size: the server
     starts in the benchmark's cgroup (blk-throttle counts its reads), every
-    planned point is measured, and the cgroup is gone after."""
+    planned point is measured, calibrate() finds the profile's limits, and
+    the cgroup is gone after."""
     skip_without_blkio()
     out = tmp_path / "results"
     cgroups_before = set(harness.BLKIO.glob("vacbench-*"))
     cmd = ["/usr/bin/python3", "-m", "bench.vacbench", "--size", "smoke", "--installed",
            "--out", str(out), "--server", f"{server.name}={server.prefix}",
-           "--profiles", "throttled", "--workloads", "uniform", "--phases", "sweep"]
+           "--profiles", "throttled", "--workloads", "uniform", "--phases", "sweep",
+           # calibrate()'s default: its probes read for 0.5 s each, five of
+           # blk-throttle's slices (the smoke size's 0.5 s give 12.5 ms)
+           "--calibrate-seconds", "20"]
     res = subprocess.run(cmd, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          cwd=TOP)
     print(res.stdout)
@@ -357,6 +364,16 @@ def test_bench_throttled(server, tmp_path):
     assert timed and counted and int(counted[1]) >= len(timed), res.stdout[-2000:]
     assert set(harness.BLKIO.glob("vacbench-*")) == cgroups_before
     assert "throttled only" in (out / "report.md").read_text()
+    # calibrate() found blk-throttle's limits at their rates, within the
+    # share of a probe's time that one allowance (a slice, 0.1 s) is: 0.1 s
+    # of 0.5
+    iops, bps = throttle_limits("throttled", {})
+    for r in (r for r in rows if r["phase"] == "calib"):
+        path = json.loads(r["note"])["calibrate"]["io_path"]
+        found = re.search(r"rate limits found: (\d+) requests and ([\d.]+) MB a second", path)
+        assert found, path
+        assert abs(int(found[1]) / iops - 1) < 0.2, path
+        assert abs(float(found[2]) * 1e6 / bps - 1) < 0.2, path
 
 
 @pytest.mark.parametrize("option", [("--calibrate-seconds", "0"), ("--calibrate-seconds", "3601"),

@@ -27,7 +27,11 @@
 //     one figure serves both parts.  Rounds read every pattern, in a
 //     rotating order, until the time is up; the first round, aiming at a
 //     share of the time that leaves room for kMinRounds, decides how far
-//     each pattern is read in all of them.
+//     each pattern is read in all of them.  Before the rounds the storage
+//     is probed for rate limits (requests and bytes a second, as
+//     blk-throttle or a cloud volume impose them); where it has them, no
+//     part of a pattern counts as faster than its reads, as the device
+//     counted them, take at those rates.
 //   * a CPU table of frozen tuples at two densities, in shared buffers:
 //     what VACUUM's first pass does with an all-frozen page it reads
 //     (heap_page_prune_and_freeze() on 18; on 15 heap_page_prune() and the
@@ -39,6 +43,8 @@
 #include <cstdlib>
 #include <ctime>
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "../core/calibration.hpp"
@@ -226,6 +232,19 @@ fill_io_table(Relation rel)
 	smgrimmedsync(smgr, MAIN_FORKNUM);
 }
 
+// The path of `rel`'s main fork (its first segment), palloc'd.
+char *
+main_fork_path(Relation rel)
+{
+#if PG_VERSION_NUM >= 180000
+	return pstrdup(relpathperm(rel->rd_locator, MAIN_FORKNUM).str);
+#elif PG_VERSION_NUM >= 160000
+	return relpathperm(rel->rd_locator, MAIN_FORKNUM);
+#else
+	return relpathperm(rel->rd_node, MAIN_FORKNUM);
+#endif
+}
+
 // Neither shared buffers nor (for buffered I/O) the kernel hold the table,
 // and this backend's next read of it opens its file again.
 void
@@ -235,17 +254,12 @@ evict(Relation rel)
 	BlockNumber first = 0;
 	SMgrRelation smgr = RelationGetSmgr(rel);
 
-#if PG_VERSION_NUM >= 180000
+#if PG_VERSION_NUM >= 160000
 	DropRelationBuffers(smgr, &fork, 1, &first);
-	const RelPathStr relpath = relpathperm(rel->rd_locator, MAIN_FORKNUM);
-	const char *path = relpath.str;
-#elif PG_VERSION_NUM >= 160000
-	DropRelationBuffers(smgr, &fork, 1, &first);
-	const char *path = relpathperm(rel->rd_locator, MAIN_FORKNUM);
 #else
 	DropRelFileNodeBuffers(smgr, &fork, 1, &first);
-	const char *path = relpathperm(rel->rd_node, MAIN_FORKNUM);
 #endif
+	char	   *path = main_fork_path(rel);
 	const int	fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
 
 	if (fd < 0)
@@ -260,8 +274,192 @@ evict(Relation rel)
 	(void) fdatasync(fd);
 	(void) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	CloseTransientFile(fd);
+	pfree(path);
 	/* and read through new descriptors: the kernel's readahead starts anew */
 	smgrrelease(smgr);
+}
+
+// Storage behind a rate limit (blk-throttle and cgroup io.max, a cloud
+// volume's IOPS and throughput limits) lets reads through faster than it
+// sustains them and then holds them back: blk-throttle, for one, passes a
+// tenth of a second's allowance at once at the start of each tenth.  A
+// pattern reads for a few milliseconds to a tenth of a second, so where
+// its reads fall in that cycle decides its figure, while a VACUUM long
+// enough for its threshold to matter reads at the rate sustained.  So the
+// storage is probed once for such limits, by requests (pages at
+// pseudo-random places) and by bytes (large sequential reads), each after a
+// pause, through a descriptor of its own with direct I/O (neither shared
+// buffers nor the page cache nor the patterns' readahead see them); where
+// one is found, each part of a pattern is counted as taking at least the
+// time its reads take at the limits' rates, its reads counted by the
+// device (/sys/dev/block/MAJ:MIN/stat: every read it completed, the
+// kernel's readahead and io_method's workers' included; requests as they
+// were asked for, those merged into another counted, as a limit on the
+// block layer counts them).
+// Four probes, each after a pause half as long as it, take at most 15 % of
+// calibrate()'s seconds: 0.5 s each (five of blk-throttle's slices) from
+// 20 s on, less with less.
+constexpr int kProbeReads = 4096;
+constexpr double kProbeUs = 500000;
+constexpr double kProbeShare = 0.15 / 6;
+constexpr size_t kLargeRead = 1024 * 1024;
+// The buffer's alignment for direct I/O (PG_IO_ALIGN_SIZE from 16 on).
+constexpr uintptr_t kDirectAlign = 4096;
+
+// Reads the device under the I/O table completed: requests and bytes;
+// `valid` once read from its stat file.
+struct DeviceReads
+{
+	double		requests = 0;
+	double		bytes = 0;
+	bool		valid = false;
+};
+
+struct Limits
+{
+	int			stat_fd = -1;       // the device's stat file; -1: no limits
+	const vacskip::CalibrationRecord *rec = nullptr;
+};
+
+DeviceReads
+device_reads(const Limits *l)
+{
+	DeviceReads out;
+	char		buf[512];
+	unsigned long long ios, merges, sectors;
+
+	if (l->stat_fd < 0)
+		return out;
+	const ssize_t n = pread(l->stat_fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return out;
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu %llu %llu", &ios, &merges, &sectors) != 3)
+		return out;
+	out.requests = static_cast<double>(ios + merges);  /* as asked, before merging */
+	out.bytes = static_cast<double>(sectors) * 512;    /* always 512-byte units */
+	out.valid = true;
+	return out;
+}
+
+// The least time the device's reads between two counts take under the
+// limits; 0 where either count failed.
+double
+limited_between(const Limits *l, const DeviceReads &from, const DeviceReads &to)
+{
+	if (!from.valid || !to.valid)
+		return 0;
+	return vacskip::limited_us(*l->rec, to.requests - from.requests, to.bytes - from.bytes);
+}
+
+// A pseudo-random offset, aligned to a page, for a read of `size` bytes.
+off_t
+random_offset(uint64 *x, size_t size)
+{
+	const uint64 pages = kIoPages - size / BLCKSZ + 1;
+
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return static_cast<off_t>(*x % pages) * BLCKSZ;
+}
+
+// Both series of a kind read the same pages: under a limit their rates
+// agree even where the second finds them cached in the device or its host,
+// which storage without a limit shows as a change of rate.
+//
+// Reads of `size` bytes through `fd`, one after another, for at most
+// `probe_us` after a pause half as long: sequential ones where `bytes`
+// (up to the table's end, kIoPages pages), pages at pseudo-random places
+// otherwise (at most kProbeReads); what find_rate_limit() makes of them,
+// counting bytes or requests.  Nothing found where a read fails.
+vacskip::RateLimit
+probe(int fd, char *buf, size_t size, bool bytes, double min_ahead, double probe_us)
+{
+	double	   *t = static_cast<double *>(palloc(sizeof(double) * kProbeReads));
+	double	   *amount = static_cast<double *>(palloc(sizeof(double) * kProbeReads));
+	uint64		x = 0x2545F4914F6CDD1Dull;
+	instr_time	start;
+	int			n = 0;
+
+	pg_usleep(static_cast<long>(probe_us / 2));
+	INSTR_TIME_SET_CURRENT(start);
+	while (n < kProbeReads)
+	{
+		const off_t off = bytes ? static_cast<off_t>(n) * size : random_offset(&x, size);
+
+		if (off + static_cast<off_t>(size) > static_cast<off_t>(kIoPages) * BLCKSZ)
+			break;
+		if (pg_pread(fd, buf, size, off) != static_cast<ssize_t>(size))
+		{
+			n = 0;              /* nothing found */
+			break;
+		}
+		t[n] = elapsed_us(start);
+		amount[n] = bytes ? static_cast<double>(n + 1) * size : n + 1;
+		n++;
+		if (t[n - 1] >= probe_us)
+			break;
+		CHECK_FOR_INTERRUPTS();
+	}
+	const vacskip::RateLimit l = vacskip::find_rate_limit(t, amount, n, min_ahead);
+
+	pfree(t);
+	pfree(amount);
+	return l;
+}
+
+// Probe the storage under `rel` for rate limits: fills rec's limits and,
+// where one is found and the device's counts can be read, *limits.  A gain
+// on the rate counts where it would change a pattern's figure: kMinNeeded
+// pages' requests or bytes (a pattern times at least that many pages to
+// read).
+void
+probe_limits(Relation rel, double seconds, vacskip::CalibrationRecord *rec, Limits *limits)
+{
+	const char *path = main_fork_path(rel);
+	struct stat st;
+	char		stat_path[64];
+
+	if (PG_O_DIRECT == 0 || stat(path, &st) != 0)
+		return;
+	snprintf(stat_path, sizeof(stat_path), "/sys/dev/block/%u:%u/stat",
+			 major(st.st_dev), minor(st.st_dev));
+	const int	stat_fd = OpenTransientFile(stat_path, O_RDONLY);
+
+	if (stat_fd < 0)
+		return;                 /* no counts of the device: no limits */
+	const int	fd = OpenTransientFile(path, O_RDONLY | PG_BINARY | PG_O_DIRECT);
+
+	if (fd < 0)
+	{
+		CloseTransientFile(stat_fd);
+		return;                 /* no direct I/O here */
+	}
+	char	   *raw = static_cast<char *>(palloc(kLargeRead + kDirectAlign));
+	char	   *buf = reinterpret_cast<char *>(TYPEALIGN(kDirectAlign, raw));
+	vacskip::RateLimit requests[2], bytes[2];
+	const double probe_us = std::min(kProbeUs, seconds * 1e6 * kProbeShare);
+
+	for (int i = 0; i < 2; i++)
+	{
+		requests[i] = probe(fd, buf, BLCKSZ, false, kMinNeeded, probe_us);
+		bytes[i] = probe(fd, buf, kLargeRead, true, kMinNeeded * static_cast<double>(BLCKSZ),
+						 probe_us);
+	}
+	CloseTransientFile(fd);
+	pfree(raw);
+	rec->limit_requests = vacskip::repeated_limit(requests[0], requests[1]);
+	rec->limit_bytes = vacskip::repeated_limit(bytes[0], bytes[1]);
+	limits->rec = rec;
+	limits->stat_fd = stat_fd;
+	if (!(rec->limit_requests > 0 || rec->limit_bytes > 0) || !device_reads(limits).valid)
+	{
+		rec->limit_requests = rec->limit_bytes = 0;
+		limits->stat_fd = -1;
+		CloseTransientFile(stat_fd);
+	}
 }
 
 // One pattern being read: its blocks, how many were handed out and how
@@ -323,10 +521,13 @@ pattern_next(ReadStream *stream, void *private_data, void *per_buffer_data)
 // read before the deadline.
 int
 time_pattern(Relation rel, BufferAccessStrategy strategy, const uint32 *blocks, int count,
-			 BlockNumber split, double deadline_us, double *first_us, double *rest_us)
+			 BlockNumber split, double deadline_us, const Limits *limits,
+			 double *first_us, double *rest_us)
 {
 	Pattern		p = {blocks, count, 0, 0, split, 0, {}, deadline_us};
 	double		split_us = -1;
+	const DeviceReads at_start = device_reads(limits);
+	DeviceReads at_split;
 
 	for (int i = 0; i < count && (blocks[i] & ~kNeededBit) < split; i++)
 		p.first_needed += (blocks[i] & kNeededBit) != 0;
@@ -339,7 +540,10 @@ time_pattern(Relation rel, BufferAccessStrategy strategy, const uint32 *blocks, 
 	while ((buf = read_stream_next_buffer(stream, nullptr)) != InvalidBuffer)
 	{
 		if (split_us < 0 && BufferGetBlockNumber(buf) >= split)
+		{
 			split_us = elapsed_us(p.start);
+			at_split = device_reads(limits);
+		}
 		ReleaseBuffer(buf);
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -350,7 +554,10 @@ time_pattern(Relation rel, BufferAccessStrategy strategy, const uint32 *blocks, 
 		const BlockNumber blk = pattern_take(&p);
 
 		if (split_us < 0 && blk >= split)
+		{
 			split_us = elapsed_us(p.start);
+			at_split = device_reads(limits);
+		}
 		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
 
 		ReleaseBuffer(buf);
@@ -358,16 +565,20 @@ time_pattern(Relation rel, BufferAccessStrategy strategy, const uint32 *blocks, 
 	}
 #endif
 	const double total_us = elapsed_us(p.start);
+	const DeviceReads at_end = device_reads(limits);
 	const int	rest_needed = p.needed - p.first_needed;
 
 	Assert(p.needed > 0);
+	// under a rate limit, no part takes less than its reads at its rates
 	if (split == 0 || p.first_needed == 0 || rest_needed == 0 || split_us < 0)
 	{
-		*first_us = *rest_us = total_us / p.needed;
+		*first_us = *rest_us =
+			std::max(total_us, limited_between(limits, at_start, at_end)) / p.needed;
 		return p.issued;
 	}
-	*first_us = split_us / p.first_needed;
-	*rest_us = (total_us - split_us) / rest_needed;
+	*first_us = std::max(split_us, limited_between(limits, at_start, at_split)) / p.first_needed;
+	*rest_us = std::max(total_us - split_us, limited_between(limits, at_split, at_end)) /
+		rest_needed;
 	return p.issued;
 }
 
@@ -619,6 +830,9 @@ measure(Relation io, Relation cpu, double seconds, instr_time start,
 	for (int k = 0; k < kPatterns; k++)
 		blocks[k] = pattern_blocks(k, split, &counts[k]);
 	fill_io_table(io);
+	Limits		limits;
+
+	probe_limits(io, seconds, rec, &limits);
 	// The first round always completes, aiming at a kRoundsLeftFor-th of
 	// the time left, a share of it for each pattern; later rounds read each
 	// pattern as far as the first one did (every round measures the same
@@ -647,6 +861,7 @@ measure(Relation io, Relation cpu, double seconds, instr_time start,
 			const int	read = time_pattern(
 				io, strategy, blocks[k], counts[k], split,
 				rounds == 0 ? std::max(first_end_us - now_us, 0.0) / (kPatterns - j) : 1e300,
+				&limits,
 				&samples[(kPatterns + k) * kMaxRounds + rounds],
 				&samples[k * kMaxRounds + rounds]);
 
@@ -682,6 +897,8 @@ measure(Relation io, Relation cpu, double seconds, instr_time start,
 	rec->costs.noise_dof = (vacskip::kGapCount - 1) * (rounds - 1);
 	rec->rounds = rounds;
 	FreeAccessStrategy(strategy);
+	if (limits.stat_fd >= 0)
+		CloseTransientFile(limits.stat_fd);
 	evict(io);
 	if (rounds < 2)
 		ereport(WARNING,

@@ -93,7 +93,18 @@ load_calibration(Oid spcoid, vacskip::CalibrationRecord *out)
 		e->ino = st.st_ino;
 		e->size = st.st_size;
 		e->mtime = st.st_mtime;
-		if (!e->present)
+		const int	format = n > 0 ? vacskip::calibration_format(text, static_cast<size_t>(n)) : -1;
+
+		if (!e->present && format >= 0 && format != vacskip::kCalibrationFormat)
+			ereport(WARNING,
+					(errcode(ERRCODE_WARNING),
+					 errmsg("vacskip: ignoring calibration file \"%s\" of another format "
+							"(version %d; this vacskip reads version %d)",
+							path, format, vacskip::kCalibrationFormat),
+					 errdetail("It was measured otherwise than calibrate() measures now."),
+					 errhint("Run vacskip.calibrate() for that tablespace again, or "
+							 "vacskip.forget_calibration().")));
+		else if (!e->present)
 			ereport(WARNING,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("vacskip: ignoring unreadable calibration file \"%s\"", path),

@@ -241,11 +241,20 @@ calibration_datum(TupleDesc tupdesc, Oid spcoid, const vacskip::CalibrationRecor
 	constexpr int ncols = 12;
 	Datum		v[ncols];
 	bool		nulls[ncols] = {};
-	char		path[256];
+	char		path[512];
 	const char *spcname = get_tablespace_name(spcoid);
 	int			i = 0;
 
 	describe_io_path(vacskip::measured_path(rec), path, sizeof(path));
+	if (rec.limit_requests > 0 || rec.limit_bytes > 0)
+	{
+		const size_t len = strlen(path);
+
+		snprintf(path + len, sizeof(path) - len,
+				 "; rate limits found: %.0f requests and %.1f MB a second (0: none), "
+				 "no pattern counted faster",
+				 rec.limit_requests, rec.limit_bytes / 1e6);
+	}
 	v[i++] = DirectFunctionCall1(namein, CStringGetDatum(spcname ? spcname : rec.tablespace));
 	v[i++] = timestamptz_of(rec.measured_at);
 	v[i++] = Float8GetDatum(rec.seconds);
