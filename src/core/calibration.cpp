@@ -158,6 +158,23 @@ double read_noise(const double *samples, int patterns, int rounds, int stride)
 	return std::sqrt(kPi / 2 * variance / rounds);
 }
 
+double density_figures(const double *samples, int patterns, int rounds, int stride,
+					   double *figures)
+{
+	double xs[kMaxRounds];
+	const int n = std::min(std::max(rounds, 0), kMaxRounds);
+	for (int k = 0; k < patterns; k++) {
+		if (n == 0) {
+			figures[k] = 0.0;
+			continue;
+		}
+		std::copy(samples + k * stride, samples + k * stride + n, xs);
+		std::sort(xs, xs + n);
+		figures[k] = n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
+	}
+	return read_noise(samples, patterns, n, stride);
+}
+
 RateLimit find_rate_limit(const double *t_us, const double *amount, int n, double min_ahead)
 {
 	RateLimit l;

@@ -89,6 +89,20 @@ bool same_io_path(const CalibrationRecord &r, const StorageInputs &now);
 // with fewer than two rounds or patterns: nothing measured the spread.
 double read_noise(const double *samples, int patterns, int rounds, int stride);
 
+// The most rounds calibrate() keeps per pattern.
+constexpr int kMaxRounds = 200;
+
+// One density's figures from its patterns' rounds, as calibrate() keeps
+// them: figures[k], the median over the `rounds` rounds of pattern k's
+// samples[k * stride + r]; returns their read_noise(), which pairs the
+// patterns' figures round by round.  `samples` is left as it was (sorted in
+// place, each pattern's rounds would no longer be paired with the others':
+// sorting ranks them alike, and the spread between patterns the noise
+// measures shrinks to a half, for three rounds, and less for more).  At
+// most kMaxRounds rounds.
+double density_figures(const double *samples, int patterns, int rounds, int stride,
+					   double *figures);
+
 // The format of the text format_calibration() writes: a record of another
 // was measured otherwise and is not read.
 constexpr int kCalibrationFormat = 8;

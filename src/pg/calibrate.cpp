@@ -61,7 +61,6 @@ constexpr BlockNumber kIoPages = 16384;
 constexpr int kPatterns = vacskip::kDensityCount * vacskip::kGapCount;
 constexpr int kMinNeeded = 16;                      // after the first part, first round
 constexpr int kMaxNeeded = 256;                     // after the first part, at most
-constexpr int kMaxRounds = 200;
 // The rounds a calibration's first round leaves time for: a noise needs two
 // (5 degrees of freedom, Student's t 2.015); three give it 10 (1.812), and
 // a fourth would lower the quantile by 3 % more (1.753) while every round
@@ -818,7 +817,8 @@ measure(Relation io, Relation cpu, double seconds, instr_time start,
 	// pattern k's figure of round r at samples[k * kMaxRounds + r], of its
 	// first part at samples[(kPatterns + k) * kMaxRounds + r]
 	double	   *samples =
-		static_cast<double *>(palloc(sizeof(double) * 2 * kPatterns * kMaxRounds));
+		static_cast<double *>(palloc(sizeof(double) * 2 * kPatterns *
+									 vacskip::kMaxRounds));
 	uint32	   *blocks[kPatterns];
 	int			counts[kPatterns];
 	const double budget_us = seconds * 1e6;
@@ -845,7 +845,7 @@ measure(Relation io, Relation cpu, double seconds, instr_time start,
 		setup_us + std::max(budget_us - setup_us, 0.0) / kRoundsLeftFor;
 	double		first_round_us = 0;
 
-	for (bool more = true; more && rounds < kMaxRounds; )
+	for (bool more = true; more && rounds < vacskip::kMaxRounds; )
 	{
 		for (int j = 0; j < kPatterns; j++)
 		{
@@ -862,8 +862,8 @@ measure(Relation io, Relation cpu, double seconds, instr_time start,
 				io, strategy, blocks[k], counts[k], split,
 				rounds == 0 ? std::max(first_end_us - now_us, 0.0) / (kPatterns - j) : 1e300,
 				&limits,
-				&samples[(kPatterns + k) * kMaxRounds + rounds],
-				&samples[k * kMaxRounds + rounds]);
+				&samples[(kPatterns + k) * vacskip::kMaxRounds + rounds],
+				&samples[k * vacskip::kMaxRounds + rounds]);
 
 			if (rounds == 0)
 				counts[k] = read;
@@ -874,25 +874,21 @@ measure(Relation io, Relation cpu, double seconds, instr_time start,
 			rounds++;
 		more = more && elapsed_us(start) < budget_us;
 	}
-	for (int k = 0; k < kPatterns; k++)
-	{
-		rec->costs.read_us[k / vacskip::kGapCount][k % vacskip::kGapCount] =
-			median(&samples[k * kMaxRounds], rounds);
-		rec->costs.start_read_us[k / vacskip::kGapCount][k % vacskip::kGapCount] =
-			median(&samples[(kPatterns + k) * kMaxRounds], rounds);
-	}
-	// each density's noise from its own patterns: a relation's costs are
-	// compared at one density
+	// each density's figures, and its noise from its own patterns: a
+	// relation's costs are compared at one density
 	for (int d = 0; d < vacskip::kDensityCount; d++)
 	{
-		const double *rest = &samples[d * vacskip::kGapCount * kMaxRounds];
+		const double *rest = &samples[d * vacskip::kGapCount * vacskip::kMaxRounds];
 
 		rec->costs.read_noise[d] =
-			vacskip::read_noise(rest, vacskip::kGapCount, rounds, kMaxRounds);
-		rec->costs.start_read_noise[d] = split ?
-			vacskip::read_noise(rest + kPatterns * kMaxRounds, vacskip::kGapCount, rounds,
-								kMaxRounds) :
-			rec->costs.read_noise[d];
+			vacskip::density_figures(rest, vacskip::kGapCount, rounds,
+									 vacskip::kMaxRounds, rec->costs.read_us[d]);
+		rec->costs.start_read_noise[d] =
+			vacskip::density_figures(rest + kPatterns * vacskip::kMaxRounds,
+									 vacskip::kGapCount, rounds, vacskip::kMaxRounds,
+									 rec->costs.start_read_us[d]);
+		if (!split)
+			rec->costs.start_read_noise[d] = rec->costs.read_noise[d];
 	}
 	rec->costs.noise_dof = (vacskip::kGapCount - 1) * (rounds - 1);
 	rec->rounds = rounds;

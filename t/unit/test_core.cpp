@@ -509,6 +509,31 @@ void test_read_noise()
 		  "one round or one pattern: not measured");
 }
 
+void test_density_figures()
+{
+	// three patterns over three rounds, their orders differing: each
+	// pattern's median, and the noise of the rounds as they were paired
+	double samples[3 * 4] = {100, 300, 200, -1,
+							 200, 100, 300, -1,
+							 300, 200, 100, -1};
+	double kept[3 * 4];
+	std::copy(samples, samples + 12, kept);
+	double figures[3];
+	const double noise = density_figures(samples, 3, 3, 4, figures);
+	check(near(figures[0], 200) && near(figures[1], 200) && near(figures[2], 200),
+		  "each pattern's median over its rounds");
+	check(near(noise, read_noise(kept, 3, 3, 4)) && noise > 0.3,
+		  "the noise of the rounds as paired");
+	check(std::equal(samples, samples + 12, kept), "the samples left as they were");
+	// sorted, every pattern would read 100, 200, 300: ranked alike, no noise
+	const double ranked[3 * 3] = {100, 200, 300, 100, 200, 300, 100, 200, 300};
+	check(near(read_noise(ranked, 3, 3, 3), 0), "rounds ranked alike: no noise");
+	// two rounds: the median is their mean
+	const double two[2 * 2] = {100, 300, 300, 100};
+	density_figures(two, 2, 2, 2, figures);
+	check(near(figures[0], 200) && near(figures[1], 200), "two rounds: their mean");
+}
+
 void test_model_monotonic()
 {
 	// settings: a higher random_page_cost never lowers the threshold, a
@@ -1002,6 +1027,7 @@ int main()
 	test_model_runs();
 	test_model_noise();
 	test_read_noise();
+	test_density_figures();
 	test_model_monotonic();
 	test_model_read_through();
 	test_estimated_cost();
