@@ -687,13 +687,13 @@ void test_calibration_record()
 	const std::string good(text, n);
 	CalibrationRecord x;
 	check(!parse_calibration(text, n / 2, &x), "a truncated file");
-	std::string v7 = good;
-	v7.replace(v7.find("version 8"), 9, "version 7");
-	check(!parse_calibration(v7.data(), v7.size(), &x) &&
-			  calibration_format(v7.data(), v7.size()) == 7 &&
+	std::string v8 = good;
+	v8.replace(v8.find("version 9"), 9, "version 8");
+	check(!parse_calibration(v8.data(), v8.size(), &x) &&
+			  calibration_format(v8.data(), v8.size()) == 8 &&
 			  calibration_format(good.data(), good.size()) == kCalibrationFormat &&
 			  calibration_format("tablespace x\n", 13) == -1,
-		  "another format version (7: no rate limits), and which it is");
+		  "another format version (8: noise understated), and which it is");
 	std::string no_limit = good;
 	const std::size_t nl = no_limit.find("limit_bytes ");
 	no_limit.erase(nl, no_limit.find('\n', nl) - nl + 1);
