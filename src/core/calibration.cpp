@@ -158,6 +158,12 @@ double read_noise(const double *samples, int patterns, int rounds, int stride)
 	return std::sqrt(kPi / 2 * variance / rounds);
 }
 
+double median_in_place(double *xs, int n)
+{
+	std::sort(xs, xs + n);
+	return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
+}
+
 double density_figures(const double *samples, int patterns, int rounds, int stride,
 					   double *figures)
 {
@@ -169,8 +175,7 @@ double density_figures(const double *samples, int patterns, int rounds, int stri
 			continue;
 		}
 		std::copy(samples + k * stride, samples + k * stride + n, xs);
-		std::sort(xs, xs + n);
-		figures[k] = n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
+		figures[k] = median_in_place(xs, n);
 	}
 	return read_noise(samples, patterns, n, stride);
 }

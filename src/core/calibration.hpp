@@ -89,6 +89,9 @@ bool same_io_path(const CalibrationRecord &r, const StorageInputs &now);
 // with fewer than two rounds or patterns: nothing measured the spread.
 double read_noise(const double *samples, int patterns, int rounds, int stride);
 
+// The median of xs[0..n), n > 0; sorts xs in place.
+double median_in_place(double *xs, int n);
+
 // The most rounds calibrate() keeps per pattern.
 constexpr int kMaxRounds = 200;
 

@@ -94,22 +94,6 @@ elapsed_us(instr_time start)
 	return INSTR_TIME_GET_MICROSEC(now);
 }
 
-int
-compare_double(const void *a, const void *b)
-{
-	const double x = *static_cast<const double *>(a);
-	const double y = *static_cast<const double *>(b);
-
-	return x < y ? -1 : x > y ? 1 : 0;
-}
-
-double
-median(double *xs, int n)
-{
-	qsort(xs, n, sizeof(double), compare_double);
-	return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
-}
-
 // Run SQL through SPI (CREATE / DROP of the scratch tables).
 void
 run_sql(const char *sql)
@@ -716,7 +700,7 @@ time_cpu_pages(Relation rel, BlockNumber first, BlockNumber count)
 	}
 	if (BufferIsValid(vmbuffer))
 		ReleaseBuffer(vmbuffer);
-	return median(per_page, kCpuPasses);
+	return vacskip::median_in_place(per_page, kCpuPasses);
 }
 
 // Tuples per page of the CPU table's pages [first, first + count).

@@ -688,7 +688,8 @@ void test_calibration_record()
 	CalibrationRecord x;
 	check(!parse_calibration(text, n / 2, &x), "a truncated file");
 	std::string v8 = good;
-	v8.replace(v8.find("version 9"), 9, "version 8");
+	const std::string version = "version " + std::to_string(kCalibrationFormat);
+	v8.replace(v8.find(version), version.size(), "version 8");
 	check(!parse_calibration(v8.data(), v8.size(), &x) &&
 			  calibration_format(v8.data(), v8.size()) == 8 &&
 			  calibration_format(good.data(), good.size()) == kCalibrationFormat &&
