@@ -167,15 +167,30 @@ double median_in_place(double *xs, int n)
 double density_figures(const double *samples, int patterns, int rounds, int stride,
 					   double *figures)
 {
-	double xs[kMaxRounds];
+	constexpr int kMaxPatterns = kDensityCount * kGapCount;
 	const int n = std::min(std::max(rounds, 0), kMaxRounds);
-	for (int k = 0; k < patterns; k++) {
-		if (n == 0) {
+	if (n == 0 || patterns < 1 || patterns > kMaxPatterns) {
+		for (int k = 0; k < patterns; k++)
 			figures[k] = 0.0;
-			continue;
-		}
-		std::copy(samples + k * stride, samples + k * stride + n, xs);
-		figures[k] = median_in_place(xs, n);
+		return 0.0;
+	}
+	auto y = [&](int k, int r) {
+		return std::log(std::max(samples[k * stride + r], 1e-300));
+	};
+	// each round's mean over the patterns, and their mean
+	double round_mean[kMaxRounds];
+	double grand = 0.0;
+	for (int r = 0; r < n; r++) {
+		round_mean[r] = 0.0;
+		for (int k = 0; k < patterns; k++)
+			round_mean[r] += y(k, r) / patterns;
+		grand += round_mean[r] / n;
+	}
+	double xs[kMaxRounds];
+	for (int k = 0; k < patterns; k++) {
+		for (int r = 0; r < n; r++)
+			xs[r] = y(k, r) - round_mean[r] + grand;
+		figures[k] = std::exp(median_in_place(xs, n));
 	}
 	return read_noise(samples, patterns, n, stride);
 }

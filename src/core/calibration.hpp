@@ -97,12 +97,16 @@ constexpr int kMaxRounds = 200;
 
 // One density's figures from its patterns' rounds, as calibrate() keeps
 // them: figures[k], the median over the `rounds` rounds of pattern k's
-// samples[k * stride + r]; returns their read_noise(), which pairs the
-// patterns' figures round by round.  `samples` is left as it was (sorted in
-// place, each pattern's rounds would no longer be paired with the others':
-// sorting ranks them alike, and the spread between patterns the noise
-// measures shrinks to a half, for three rounds, and less for more).  At
-// most kMaxRounds rounds.
+// samples[k * stride + r] with each round's own level taken out (in the
+// logarithms, the round's mean over the patterns, and the mean of those
+// added back), so that what a round's patterns share, a round slower or
+// faster throughout, cancels in a comparison of two figures, as the noise
+// assumes; returns their read_noise(), which pairs the patterns' figures
+// round by round.  `samples` is left as it was (sorted in place, each
+// pattern's rounds would no longer be paired with the others': sorting
+// ranks them alike, and the spread between patterns the noise measures
+// shrinks to a half, for three rounds, and less for more).  At most
+// kMaxRounds rounds.
 double density_figures(const double *samples, int patterns, int rounds, int stride,
 					   double *figures);
 

@@ -528,10 +528,28 @@ void test_density_figures()
 	// sorted, every pattern would read 100, 200, 300: ranked alike, no noise
 	const double ranked[3 * 3] = {100, 200, 300, 100, 200, 300, 100, 200, 300};
 	check(near(read_noise(ranked, 3, 3, 3), 0), "rounds ranked alike: no noise");
-	// two rounds: the median is their mean
+	// two rounds: the median is the mean of their logarithms
 	const double two[2 * 2] = {100, 300, 300, 100};
 	density_figures(two, 2, 2, 2, figures);
-	check(near(figures[0], 200) && near(figures[1], 200), "two rounds: their mean");
+	check(near(figures[0], std::sqrt(100.0 * 300.0)) && near(figures[1], figures[0]),
+		  "two rounds: the mean of their logarithms");
+	// a round slower or faster throughout cancels in a comparison: the same
+	// rounds, each scaled by a factor of its own, give figures in the same
+	// ratios (and the same noise)
+	const double base[3 * 4] = {100, 120, 90, 150,
+								200, 260, 230, 170,
+								400, 350, 480, 390};
+	const double factor[4] = {1, 3, 0.5, 2};
+	double scaled[3 * 4];
+	for (int k = 0; k < 3; k++)
+		for (int r = 0; r < 4; r++)
+			scaled[k * 4 + r] = base[k * 4 + r] * factor[r];
+	double f_base[3], f_scaled[3];
+	const double n_base = density_figures(base, 3, 4, 4, f_base);
+	const double n_scaled = density_figures(scaled, 3, 4, 4, f_scaled);
+	check(near(f_scaled[1] / f_scaled[0], f_base[1] / f_base[0]) &&
+		  near(f_scaled[2] / f_scaled[0], f_base[2] / f_base[0]) && near(n_scaled, n_base),
+		  "a round's own level cancels between the figures");
 }
 
 void test_model_monotonic()
