@@ -512,22 +512,30 @@ time_pattern(Relation rel, BufferAccessStrategy strategy, const uint32 *blocks, 
 	const DeviceReads at_start = device_reads(limits);
 	DeviceReads at_split;
 
+	int			first_blocks = 0;
+	int			returned = 0;
+
 	for (int i = 0; i < count && (blocks[i] & ~kNeededBit) < split; i++)
+	{
+		first_blocks++;
 		p.first_needed += (blocks[i] & kNeededBit) != 0;
+	}
 	INSTR_TIME_SET_CURRENT(p.start);
 #if PG_VERSION_NUM >= 180000
 	ReadStream *stream = read_stream_begin_relation(READ_STREAM_MAINTENANCE, strategy, rel,
 													MAIN_FORKNUM, pattern_next, &p, 0);
 	Buffer		buf;
 
+	// the first part ends once its last page is in hand (the stream may
+	// have the next part's reads in flight by then)
 	while ((buf = read_stream_next_buffer(stream, nullptr)) != InvalidBuffer)
 	{
-		if (split_us < 0 && BufferGetBlockNumber(buf) >= split)
+		ReleaseBuffer(buf);
+		if (++returned == first_blocks)
 		{
 			split_us = elapsed_us(p.start);
 			at_split = device_reads(limits);
 		}
-		ReleaseBuffer(buf);
 		CHECK_FOR_INTERRUPTS();
 	}
 	read_stream_end(stream);
@@ -535,15 +543,14 @@ time_pattern(Relation rel, BufferAccessStrategy strategy, const uint32 *blocks, 
 	while (pattern_more(&p))
 	{
 		const BlockNumber blk = pattern_take(&p);
+		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
 
-		if (split_us < 0 && blk >= split)
+		ReleaseBuffer(buf);
+		if (++returned == first_blocks)
 		{
 			split_us = elapsed_us(p.start);
 			at_split = device_reads(limits);
 		}
-		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
-
-		ReleaseBuffer(buf);
 		CHECK_FOR_INTERRUPTS();
 	}
 #endif
@@ -814,6 +821,10 @@ measure(Relation io, Relation cpu, double seconds, instr_time start,
 	for (int k = 0; k < kPatterns; k++)
 		blocks[k] = pattern_blocks(k, split, &counts[k]);
 	fill_io_table(io);
+	// written back and out of the page cache before the probes: with fsync
+	// = off the table is still dirty there, and a direct read of a dirty
+	// range writes it first
+	evict(io);
 	Limits		limits;
 
 	probe_limits(io, seconds, rec, &limits);
@@ -833,7 +844,11 @@ measure(Relation io, Relation cpu, double seconds, instr_time start,
 	{
 		for (int j = 0; j < kPatterns; j++)
 		{
-			const int	k = (j + rounds) % kPatterns;
+			// a density's patterns one after the other, the densities and
+			// the thresholds within each in an order that rotates by round
+			const int	d = (j / vacskip::kGapCount + rounds) % vacskip::kDensityCount;
+			const int	k = d * vacskip::kGapCount +
+				(j % vacskip::kGapCount + rounds) % vacskip::kGapCount;
 			const double now_us = elapsed_us(start);
 
 			if (rounds > 0 && now_us >= budget_us)
