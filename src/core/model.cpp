@@ -323,9 +323,11 @@ double estimated_cost(const CostModel &model, const Calibration *calibration,
 						 &rest, nullptr);
 		return start + rest + static_cast<double>(read_through) * model.cpu_page;
 	}
-	// a run's first page after a skip, the others in sequence
+	// a run's first page after a skip, the others in sequence (no run, no
+	// skip: 0 * an infinite skip_cost, seq_page_cost 0, is not a cost)
 	const double runs = static_cast<double>(std::min(io_runs, pages_scanned));
-	return runs * model.skip_cost + (static_cast<double>(pages_scanned) - runs) * model.seq_cost;
+	return (runs > 0 ? runs * model.skip_cost : 0.0) +
+		(static_cast<double>(pages_scanned) - runs) * model.seq_cost;
 }
 
 bool relfrozenxid_due(const FreezeInputs &in)

@@ -637,6 +637,11 @@ void test_estimated_cost()
 	check(near(estimated_cost(sm, nullptr, 4, 100, 30, 3), 3 * 11 + 97 * 1.0),
 		  "settings: 100 pages in 3 runs, 11 for each run's first");
 	check(estimated_cost(sm, nullptr, 1, 0, 0, 0) == 0.0, "settings: nothing read");
+	StorageInputs free_reads = in;
+	free_reads.seq_page_cost = 0.0;
+	const CostModel fm = cost_model(free_reads, nullptr, 0, nullptr);
+	check(estimated_cost(fm, nullptr, 1, 0, 0, 0) == 0.0,
+		  "seq_page_cost 0: nothing read costs nothing (not 0 times an infinite skip)");
 }
 
 void test_calibration_record()
