@@ -6,8 +6,8 @@
 // the caller's transaction (an error or a crash leaves nothing a later
 // calibration depends on):
 //
-//   * an I/O table of kIoPages pages, written once past shared buffers and
-//     made durable; before every timed pattern its buffers are dropped and,
+//   * an I/O table of kIoPages pages, written once past shared buffers,
+//     made durable and written back; before every timed pattern its buffers are dropped and,
 //     for buffered I/O, its file is evicted from the kernel's page cache.
 //     Patterns: for each density of kDensities, a pseudo-random map in
 //     which that share of the pages must be read, and for each threshold
@@ -24,8 +24,11 @@
 //     the kMaxNeeded-th page to read after them and at least as many pages
 //     again (what readahead fetched ahead during the first part must not
 //     make up most of the rest).  With direct reads (no kernel readahead)
-//     one figure serves both parts.  Rounds read every pattern, in a
-//     rotating order, until the time is up; the first round, aiming at a
+//     one figure serves both parts.  Rounds read every pattern, a
+//     density's patterns together, the densities and the thresholds within
+//     each in an order rotating by round, until the time is up; each
+//     figure is the median over the rounds with each round's level taken
+//     out (density_figures()); the first round, aiming at a
 //     share of the time that leaves room for kMinRounds, decides how far
 //     each pattern is read in all of them.  Before the rounds the storage
 //     is probed for rate limits (requests and bytes a second, as
