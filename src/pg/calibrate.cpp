@@ -7,8 +7,9 @@
 // calibration depends on):
 //
 //   * an I/O table of kIoPages pages, written once past shared buffers,
-//     made durable and written back; before every timed pattern its buffers are dropped and,
-//     for buffered I/O, its file is evicted from the kernel's page cache.
+//     made durable and written back; before every timed pattern its
+//     buffers are dropped and, for buffered I/O, its file is evicted from
+//     the kernel's page cache.
 //     Patterns: for each density of kDensities, a pseudo-random map in
 //     which that share of the pages must be read, and for each threshold
 //     of kGaps, the pages a VACUUM with that threshold reads on that map
