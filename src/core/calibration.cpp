@@ -128,29 +128,48 @@ bool same_io_path(const CalibrationRecord &r, const StorageInputs &now)
 		   vacuum_read_concurrency(then) == vacuum_read_concurrency(now);
 }
 
+namespace {
+
+constexpr int kMaxPatterns = kDensityCount * kGapCount;
+
+// The logarithm of pattern k's figure in round r, of samples[k * stride + r].
+double log_figure(const double *samples, int stride, int k, int r)
+{
+	return std::log(std::max(samples[k * stride + r], 1e-300));
+}
+
+// Each round's mean over the patterns of their figures' logarithms, and
+// (returned) the mean of those.
+double round_means(const double *samples, int patterns, int rounds, int stride,
+				   double *means)
+{
+	double grand = 0.0;
+	for (int r = 0; r < rounds; r++) {
+		means[r] = 0.0;
+		for (int k = 0; k < patterns; k++)
+			means[r] += log_figure(samples, stride, k, r) / patterns;
+		grand += means[r] / rounds;
+	}
+	return grand;
+}
+
+}  // namespace
+
 double read_noise(const double *samples, int patterns, int rounds, int stride)
 {
-	constexpr int kMaxPatterns = kDensityCount * kGapCount;
 	constexpr double kPi = 3.14159265358979323846;
-	if (patterns < 2 || patterns > kMaxPatterns || rounds < 2)
+	if (patterns < 2 || patterns > kMaxPatterns || rounds < 2 || rounds > kMaxRounds)
 		return 0.0;
-	auto y = [&](int k, int r) {
-		return std::log(std::max(samples[k * stride + r], 1e-300));
-	};
-	double pattern_mean[kMaxPatterns] = {};
-	double grand = 0.0;
-	for (int k = 0; k < patterns; k++) {
-		for (int r = 0; r < rounds; r++)
-			pattern_mean[k] += y(k, r) / rounds;
-		grand += pattern_mean[k] / patterns;
-	}
+	double round_mean[kMaxRounds];
+	const double grand = round_means(samples, patterns, rounds, stride, round_mean);
 	double squares = 0.0;
-	for (int r = 0; r < rounds; r++) {
-		double round_mean = 0.0;
-		for (int k = 0; k < patterns; k++)
-			round_mean += y(k, r) / patterns;
-		for (int k = 0; k < patterns; k++) {
-			const double e = y(k, r) - pattern_mean[k] - round_mean + grand;
+	for (int k = 0; k < patterns; k++) {
+		double pattern_mean = 0.0;
+		for (int r = 0; r < rounds; r++)
+			pattern_mean += log_figure(samples, stride, k, r) / rounds;
+		for (int r = 0; r < rounds; r++) {
+			const double e =
+				log_figure(samples, stride, k, r) - pattern_mean - round_mean[r] + grand;
 			squares += e * e;
 		}
 	}
@@ -167,29 +186,18 @@ double median_in_place(double *xs, int n)
 double density_figures(const double *samples, int patterns, int rounds, int stride,
 					   double *figures)
 {
-	constexpr int kMaxPatterns = kDensityCount * kGapCount;
 	const int n = std::min(std::max(rounds, 0), kMaxRounds);
 	if (n == 0 || patterns < 1 || patterns > kMaxPatterns) {
 		for (int k = 0; k < patterns; k++)
 			figures[k] = 0.0;
 		return 0.0;
 	}
-	auto y = [&](int k, int r) {
-		return std::log(std::max(samples[k * stride + r], 1e-300));
-	};
-	// each round's mean over the patterns, and their mean
 	double round_mean[kMaxRounds];
-	double grand = 0.0;
-	for (int r = 0; r < n; r++) {
-		round_mean[r] = 0.0;
-		for (int k = 0; k < patterns; k++)
-			round_mean[r] += y(k, r) / patterns;
-		grand += round_mean[r] / n;
-	}
+	const double grand = round_means(samples, patterns, n, stride, round_mean);
 	double xs[kMaxRounds];
 	for (int k = 0; k < patterns; k++) {
 		for (int r = 0; r < n; r++)
-			xs[r] = y(k, r) - round_mean[r] + grand;
+			xs[r] = log_figure(samples, stride, k, r) - round_mean[r] + grand;
 		figures[k] = std::exp(median_in_place(xs, n));
 	}
 	return read_noise(samples, patterns, n, stride);

@@ -75,6 +75,9 @@ StorageInputs measured_path(const CalibrationRecord &r);
 // and read concurrency (vacuum_read_concurrency()).
 bool same_io_path(const CalibrationRecord &r, const StorageInputs &now);
 
+// The most rounds calibrate() keeps per pattern.
+constexpr int kMaxRounds = 200;
+
 // How far each of calibrate()'s figures (a pattern's median over `rounds`
 // rounds) may be off where figures of the given patterns are compared (one
 // density's: calibrate() calls it per density), as the standard deviation
@@ -86,14 +89,12 @@ bool same_io_path(const CalibrationRecord &r, const StorageInputs &now);
 // (P - 1)(R - 1) degrees of freedom.  Times sqrt(pi / 2), a median's
 // standard error over a mean's for many normal samples (for two rounds,
 // whose median is their mean, a quarter too much), over sqrt(rounds).  0
-// with fewer than two rounds or patterns: nothing measured the spread.
+// with fewer than two rounds or patterns (nothing measured the spread), or
+// more than kMaxRounds rounds.
 double read_noise(const double *samples, int patterns, int rounds, int stride);
 
 // The median of xs[0..n), n > 0; sorts xs in place.
 double median_in_place(double *xs, int n);
-
-// The most rounds calibrate() keeps per pattern.
-constexpr int kMaxRounds = 200;
 
 // One density's figures from its patterns' rounds, as calibrate() keeps
 // them: figures[k], the median over the `rounds` rounds of pattern k's
