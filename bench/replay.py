@@ -9,7 +9,7 @@ as VACUUM walks them, and priced with the run's own calibration.  So a
 model is judged on the very measurements of the fixed thresholds, and two
 models on the same runs are paired by construction.  The models:
 
-  current     src/core/model.cpp's calibrated path (model.md; revisions 14 to 17
+  current     src/core/model.cpp's calibrated path (model.md; revisions 14 to 18
               price alike), transcribed; checked against the threshold the run's
               autotuner chose wherever the run was made with this revision,
               revision 13, whose calibrations measured seven densities

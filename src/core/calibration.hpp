@@ -112,9 +112,11 @@ double density_figures(const double *samples, int patterns, int rounds, int stri
 					   double *figures);
 
 // The format of the text format_calibration() writes: a record of another
-// was measured otherwise and is not read (8: every noise understated, from
+// was measured otherwise and is not read (9: one map per density, the same
+// in every round, so that the noise did not show how much what a map's
+// layout favours varies from map to map; 8: every noise understated, from
 // rounds sorted before they were paired; 7: no rate limits).
-constexpr int kCalibrationFormat = 9;
+constexpr int kCalibrationFormat = 10;
 
 // The "version" a stored text says it is of; -1 where it says none.
 int calibration_format(const char *text, std::size_t len);

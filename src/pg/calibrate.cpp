@@ -11,31 +11,34 @@
 //     buffers are dropped and, for buffered I/O, its file is evicted from
 //     the kernel's page cache.
 //     Patterns: for each density of kDensities, a pseudo-random map in
-//     which that share of the pages must be read, and for each threshold
-//     of kGaps, the pages a VACUUM with that threshold reads on that map
-//     (those pages, and every run between two of them shorter than the
-//     threshold), read as VACUUM reads: from 18 on a read stream with
-//     READ_STREAM_MAINTENANCE and a vacuum buffer strategy (merging up to
-//     io_combine_limit, maintenance_io_concurrency reads in flight,
-//     io_method's workers), before 18 one ReadBuffer at a time (kernel
-//     readahead), timed per page that must be read.  A pattern reads up
-//     to the map's kMaxNeeded-th page to read; with buffered reads first
-//     the table's first vacskip::kStartPages pages, where the kernel's
-//     readahead settles on the file just opened, timed apart, then up to
-//     the kMaxNeeded-th page to read after them and at least as many pages
+//     which that share of the pages must be read (each round its own),
+//     and for each threshold of kGaps, the pages a VACUUM with that
+//     threshold reads on that map (those pages, and every run between
+//     two of them shorter than the threshold), read as VACUUM reads:
+//     from 18 on a read stream with READ_STREAM_MAINTENANCE and a vacuum
+//     buffer strategy (merging up to io_combine_limit,
+//     maintenance_io_concurrency reads in flight, io_method's workers),
+//     before 18 one ReadBuffer at a time (kernel readahead), timed per
+//     page that must be read.  A pattern reads up to the map's
+//     kMaxNeeded-th page to read; with buffered reads first the table's
+//     first vacskip::kStartPages pages, where the kernel's readahead
+//     settles on the file just opened, timed apart, then up to the
+//     kMaxNeeded-th page to read after them and at least as many pages
 //     again (what readahead fetched ahead during the first part must not
-//     make up most of the rest).  With direct reads (no kernel readahead)
-//     one figure serves both parts.  Rounds read every pattern, a
-//     density's patterns together, the densities and the thresholds within
-//     each in an order rotating by round, until the time is up; each
-//     figure is the median over the rounds with each round's level taken
-//     out (density_figures()); the first round, aiming at a
-//     share of the time that leaves room for kMinRounds, decides how far
-//     each pattern is read in all of them.  Before the rounds the storage
-//     is probed for rate limits (requests and bytes a second, as
-//     blk-throttle or a cloud volume impose them); where it has them, no
-//     part of a pattern counts as faster than its reads, as the device
-//     counted them, take at those rates.
+//     make up most of the rest).  With direct reads (no kernel
+//     readahead) one figure serves both parts.  Rounds read every
+//     pattern, a density's patterns together, the densities and the
+//     thresholds within each in an order rotating by round, until the
+//     time is up; each figure is the median over the rounds with each
+//     round's level taken out (density_figures()), a figure of the
+//     density and not of one of its maps; the first round, aiming at a
+//     share of the time that leaves room for kMinRounds, decides up to
+//     how many pages that must be read each pattern reads in all of
+//     them.  Before the rounds the storage is probed for rate limits
+//     (requests and bytes a second, as blk-throttle or a cloud volume
+//     impose them); where it has them, no part of a pattern counts as
+//     faster than its reads, as the device counted them, take at those
+//     rates.
 //   * a CPU table of frozen tuples at two densities, in shared buffers:
 //     what VACUUM's first pass does with an all-frozen page it reads
 //     (heap_page_prune_and_freeze() on 18; on 15 heap_page_prune() and the
@@ -142,12 +145,14 @@ drop_scratch(Relation rel)
 
 // ---------------------------------------------------------------- I/O
 
-// Whether block `blk` must be read on the map of density `d`: a hash of
-// both against the density (the same maps in every calibration).
+// Whether block `blk` must be read on round `round`'s map of density `d`:
+// a hash of the three against the density (each round its own map, and
+// round r's maps the same in every calibration).
 bool
-needed_on_map(int d, BlockNumber blk)
+needed_on_map(int d, int round, BlockNumber blk)
 {
-	uint64		x = (static_cast<uint64>(d) << 32 | blk) + 0x9E3779B97F4A7C15ull;
+	uint64		x = (static_cast<uint64>(round) << 40 | static_cast<uint64>(d) << 32 | blk) +
+		0x9E3779B97F4A7C15ull;
 
 	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
 	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
@@ -155,23 +160,23 @@ needed_on_map(int d, BlockNumber blk)
 	return static_cast<double>(x >> 11) * (1.0 / 9007199254740992.0) < vacskip::kDensities[d];
 }
 
-// Pattern k = d * kGapCount + t: the blocks a VACUUM with threshold
-// kGaps[t] reads on map d, in order, those that must be read marked; up to
-// the kMaxNeeded-th page that must be read, counted from block `from` on,
-// and at least to block 2 * from.
-uint32 *
-pattern_blocks(int k, BlockNumber from, int *count)
+// Pattern k = d * kGapCount + t of round `round`: into `blocks` (kIoPages
+// entries), the blocks a VACUUM with threshold kGaps[t] reads on that
+// round's map d, in order, those that must be read marked; up to the
+// `max_needed`-th page that must be read, counted from block `from` on,
+// and at least to block 2 * from.  Returns how many.
+int
+pattern_blocks(int k, int round, BlockNumber from, int max_needed, uint32 *blocks)
 {
 	const int	d = k / vacskip::kGapCount;
 	const BlockNumber threshold = vacskip::kGaps[k % vacskip::kGapCount];
-	uint32	   *blocks = static_cast<uint32 *>(palloc(sizeof(uint32) * kIoPages));
 	BlockNumber prev = InvalidBlockNumber;
 	int			n = 0;
 	int			needed = 0;
 
 	for (BlockNumber blk = 0; blk < kIoPages; blk++)
 	{
-		if (!needed_on_map(d, blk))
+		if (!needed_on_map(d, round, blk))
 			continue;
 		/* the run since the previous page to read: read through if short */
 		if (prev != InvalidBlockNumber && blk - prev - 1 < threshold)
@@ -179,11 +184,10 @@ pattern_blocks(int k, BlockNumber from, int *count)
 				blocks[n++] = b;
 		blocks[n++] = blk | kNeededBit;
 		prev = blk;
-		if (blk >= from && ++needed >= kMaxNeeded && blk >= 2 * from)
+		if (blk >= from && ++needed >= max_needed && blk >= 2 * from)
 			break;
 	}
-	*count = n;
-	return blocks;
+	return n;
 }
 
 // kIoPages valid, empty pages whose free space holds pseudo-random bytes
@@ -814,8 +818,10 @@ measure(Relation io, Relation cpu, double seconds, instr_time start,
 	double	   *samples =
 		static_cast<double *>(palloc(sizeof(double) * 2 * kPatterns *
 									 vacskip::kMaxRounds));
-	uint32	   *blocks[kPatterns];
-	int			counts[kPatterns];
+	// the pattern being read, and how many pages to read after the first
+	// part each pattern reads in every round (the first round decides)
+	uint32	   *blocks = static_cast<uint32 *>(palloc(sizeof(uint32) * kIoPages));
+	int			extent[kPatterns];
 	const double budget_us = seconds * 1e6;
 	int			rounds = 0;
 	// buffered: the kernel's readahead settles over the first pages of a
@@ -823,7 +829,7 @@ measure(Relation io, Relation cpu, double seconds, instr_time start,
 	const BlockNumber split = rec->direct_io ? 0 : vacskip::kStartPages;
 
 	for (int k = 0; k < kPatterns; k++)
-		blocks[k] = pattern_blocks(k, split, &counts[k]);
+		extent[k] = kMaxNeeded;
 	fill_io_table(io);
 	// written back and out of the page cache before the probes: with fsync
 	// = off the table is still dirty there, and a direct read of a dirty
@@ -834,8 +840,12 @@ measure(Relation io, Relation cpu, double seconds, instr_time start,
 	probe_limits(io, seconds, rec, &limits);
 	// The first round always completes, aiming at a kRoundsLeftFor-th of
 	// the time left, a share of it for each pattern; later rounds read each
-	// pattern as far as the first one did (every round measures the same
-	// reads) while time is left, and count only if complete.  With buffered
+	// pattern, on their own maps, to as many pages to read as the first one
+	// did (every round measures as much) while time is left, and count only
+	// if complete.  Each round reads its own map of each density, so that
+	// what one map's layout favours (where readahead or merging happens to
+	// serve a threshold's reads) varies between rounds as it does between a
+	// table's VACUUMs, and shows in the noise.  With buffered
 	// reads every pattern's first 2 * split pages are read whatever the
 	// time, most of a round's reads: there the share is a target, and on
 	// slow storage the first round takes longer.
@@ -860,16 +870,24 @@ measure(Relation io, Relation cpu, double seconds, instr_time start,
 				more = false;
 				break;
 			}
+			const int	count = pattern_blocks(k, rounds, split, extent[k], blocks);
+
 			evict(io);
 			const int	read = time_pattern(
-				io, strategy, blocks[k], counts[k], split,
+				io, strategy, blocks, count, split,
 				rounds == 0 ? std::max(first_end_us - now_us, 0.0) / (kPatterns - j) : 1e300,
 				&limits,
 				&samples[(kPatterns + k) * vacskip::kMaxRounds + rounds],
 				&samples[k * vacskip::kMaxRounds + rounds]);
 
-			if (rounds == 0)
-				counts[k] = read;
+			// cut short by the first round's time: as many pages to read
+			// after the first part, on every later round's map
+			if (rounds == 0 && read < count)
+			{
+				extent[k] = 0;
+				for (int i = 0; i < read; i++)
+					extent[k] += (blocks[i] & kNeededBit) && (blocks[i] & ~kNeededBit) >= split;
+			}
 		}
 		if (rounds == 0)
 			first_round_us = elapsed_us(start) - setup_us;

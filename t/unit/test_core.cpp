@@ -710,14 +710,19 @@ void test_calibration_record()
 	const std::string good(text, n);
 	CalibrationRecord x;
 	check(!parse_calibration(text, n / 2, &x), "a truncated file");
-	std::string v8 = good;
 	const std::string version = "version " + std::to_string(kCalibrationFormat);
-	v8.replace(v8.find(version), version.size(), "version 8");
-	check(!parse_calibration(v8.data(), v8.size(), &x) &&
-			  calibration_format(v8.data(), v8.size()) == 8 &&
-			  calibration_format(good.data(), good.size()) == kCalibrationFormat &&
+	for (int old : {8, 9})
+	{
+		std::string earlier = good;
+		earlier.replace(earlier.find(version), version.size(), "version " + std::to_string(old));
+		check(!parse_calibration(earlier.data(), earlier.size(), &x) &&
+				  calibration_format(earlier.data(), earlier.size()) == old,
+			  "an earlier format version (8: noise understated; 9: one map per density), "
+			  "and which it is");
+	}
+	check(calibration_format(good.data(), good.size()) == kCalibrationFormat &&
 			  calibration_format("tablespace x\n", 13) == -1,
-		  "another format version (8: noise understated), and which it is");
+		  "this format version, and none");
 	std::string no_limit = good;
 	const std::size_t nl = no_limit.find("limit_bytes ");
 	no_limit.erase(nl, no_limit.find('\n', nl) - nl + 1);
