@@ -30,8 +30,17 @@ it on new measurements, calibrations included.  Rows whose map cannot be
 rebuilt (pgbench), or whose rebuilt map does not read what the run's
 VACUUMs scanned at every threshold, are left out and counted.
 
+With --read-through it reports instead what a page read through cost:
+for every rebuilt row and every threshold T that reads at least
+MIN_THROUGH pages fewer than 32, (time at 32 - time at T) / (pages 32
+reads through - pages T reads through), per repetition, against the same
+difference of the current model's costs for that repetition's map; per
+server, I/O mode and profile over the runs given.  Where the measured
+figure is the higher, the model prices reading through too cheaply and
+errs towards 32 there.
+
 Usage (from the repository root):
-  python3 -m bench.replay bench/results/DIR [DIR ...]
+  python3 -m bench.replay [--read-through] bench/results/DIR [DIR ...]
 """
 
 import argparse
@@ -235,10 +244,9 @@ def priced_like_this(cal):
                 all(isinstance(x, (int, float)) and x > 0 for x in row) for row in ru))
 
 
-def replay(path):
-    """{model: [(row, chosen per rep, median time / the row's best fixed
-    threshold's, verdict against stock)]}, rows left out, and the current
-    model's agreement with the run's own autotuner."""
+def load(path):
+    """A run's calibrations {(server, mode, profile): note} and sweep cells
+    {row: {column: {rep: runs.csv row}}}; None for an older runs.csv."""
     calib, cells = {}, {}
     with open(path / "runs.csv", newline="") as f:
         rows = list(csv.DictReader(f))
@@ -254,30 +262,51 @@ def replay(path):
             row = (r["server"], r["mode"], r["profile"], r["workload"], int(r["pages"]),
                    float(r["frac"]))
             cells.setdefault(row, {}).setdefault(r["threshold"], {})[int(r["rep"])] = r
+    return calib, cells
+
+
+def row_maps(calib, row, cols):
+    """A row's calibration, VACUUM's work per page read through, and the
+    maps of its repetitions {rep: map_counts()} that every fixed
+    threshold measured and whose rebuilt map reads what each of them
+    scanned; None where the calibration does not price like this or no
+    map can be rebuilt."""
+    server, mode, profile, workload, pages, frac = row
+    note = calib.get((server, mode, profile))
+    cal = (note or {}).get("calibrate", {})
+    if not priced_like_this(cal):
+        return None
+    tpp = note["workloads"][workload]["tuples_per_page"]
+    work = cal["cpu_page_us"] + cal["cpu_tuple_us"] * tpp
+    reps = sorted(set.intersection(*(set(cols.get(str(g), {})) for g in GAPS)))
+    maps = {}
+    for rep in reps:
+        needed = rebuild(workload, frac, rep, pages, tpp)
+        if needed is None:
+            break
+        m = map_counts(needed, pages)
+        if all(int(cols[str(g)][rep]["scanned"]) == m["needed"] + m["read_through"][i]
+               for i, g in enumerate(GAPS)):
+            maps[rep] = m
+    return (cal, work, maps) if maps else None
+
+
+def replay(path):
+    """{model: [(row, chosen per rep, median time / the row's best fixed
+    threshold's, verdict against stock)]}, rows left out, and the current
+    model's agreement with the run's own autotuner."""
+    loaded = load(path)
+    if loaded is None:
+        return None
+    calib, cells = loaded
     out = {name: [] for name in MODELS}
     left_out, agree, compared = [], 0, 0
     for row, cols in sorted(cells.items()):
-        server, mode, profile, workload, pages, frac = row
-        note = calib.get((server, mode, profile))
-        cal = (note or {}).get("calibrate", {})
-        if not priced_like_this(cal):
+        got = row_maps(calib, row, cols)
+        if got is None:
             left_out.append(row)
             continue
-        tpp = note["workloads"][workload]["tuples_per_page"]
-        work = cal["cpu_page_us"] + cal["cpu_tuple_us"] * tpp
-        reps = sorted(set.intersection(*(set(cols[str(g)]) for g in GAPS)))
-        maps = {}
-        for rep in reps:
-            needed = rebuild(workload, frac, rep, pages, tpp)
-            if needed is None:
-                break
-            m = map_counts(needed, pages)
-            if all(int(cols[str(g)][rep]["scanned"]) == m["needed"] + m["read_through"][i]
-                   for i, g in enumerate(GAPS)):
-                maps[rep] = m
-        if not maps:
-            left_out.append(row)
-            continue
+        cal, work, maps = got
         best = min(statistics.median(float(cols[str(g)][rep]["ms"]) for rep in maps)
                    for g in GAPS)
         for name, model in MODELS.items():
@@ -298,10 +327,85 @@ def replay(path):
     return out, left_out, agree, compared
 
 
+# what 32 must read through beyond T for the comparison to count: at fewer
+# pages the difference of two VACUUMs' times is mostly their noise
+MIN_THROUGH = 500
+
+
+def read_through(path):
+    """What reading through cost where the run measured it, against what the
+    current model priced it at: for every row whose maps can be rebuilt and
+    every threshold T that reads at least MIN_THROUGH pages fewer than 32,
+    per repetition (time(32) - time(T)) / (pages 32 reads through - pages T
+    reads through), in µs per page, measured and as cost_current() prices
+    the repetition's map, each the median over the row's repetitions.
+    {(server, mode, profile): [(workload, frac, T, measured, priced)]}; None
+    for an older runs.csv."""
+    loaded = load(path)
+    if loaded is None:
+        return None
+    calib, cells = loaded
+    out = {}
+    for row, cols in sorted(cells.items()):
+        got = row_maps(calib, row, cols)
+        if got is None:
+            continue
+        cal, work, maps = got
+        costs = {rep: cost_current(cal, m, work) for rep, m in maps.items()}
+        for i, g in enumerate(GAPS[:-1]):
+            measured, priced = [], []
+            for rep, m in maps.items():
+                pages = m["read_through"][-1] - m["read_through"][i]
+                if pages < MIN_THROUGH:
+                    continue
+                dt = float(cols["32"][rep]["ms"]) - float(cols[str(g)][rep]["ms"])
+                measured.append(dt * 1000.0 / pages)
+                priced.append((costs[rep][-1] - costs[rep][i]) / pages)
+            if measured:
+                out.setdefault(row[:3], []).append(
+                    (row[3], row[5], g, statistics.median(measured), statistics.median(priced)))
+    return out
+
+
+def quartiles(xs):
+    """Lower quartile, median, upper quartile (statistics' exclusive method;
+    the value itself for one)."""
+    if len(xs) == 1:
+        return xs[0], xs[0], xs[0]
+    q = statistics.quantiles(xs, n=4)
+    return q[0], statistics.median(xs), q[2]
+
+
+def print_read_through(dirs):
+    """The table of --read-through: per server, I/O mode and profile over
+    the runs given."""
+    groups = {}
+    for d in dirs:
+        got = read_through(d)
+        for g, xs in (got or {}).items():
+            groups.setdefault(g, []).extend(xs)
+    print("Per server, I/O mode and profile: a page read through at 32 and not at a lower "
+          "threshold, µs, as the runs measured it and as the current model priced it "
+          "(median and quartiles over rows and thresholds; each the median over the "
+          "row's repetitions), and measured - priced.\n")
+    print("| server | I/O | profile | comparisons | measured | priced | measured - priced |")
+    print("|---|---|---|---|---|---|---|")
+    for (server, mode, profile), xs in sorted(groups.items()):
+        cells = [quartiles([x[3] for x in xs]), quartiles([x[4] for x in xs]),
+                 quartiles([x[3] - x[4] for x in xs])]
+        text = " | ".join(f"{m:.1f} [{lo:.1f}, {hi:.1f}]" for lo, m, hi in cells)
+        print(f"| {server} | {mode} | {profile} | {len(xs)} | {text} |")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("dirs", nargs="+", type=Path)
+    ap.add_argument("--read-through", action="store_true",
+                    help="what a page read through cost, measured and as priced, instead")
     args = ap.parse_args(argv)
+    if args.read_through:
+        print_read_through(args.dirs)
+        return 0
     names = list(MODELS)
     print("Per model: geometric mean over the rows of time / the row's best fixed "
           "threshold, and (in brackets) the rows above stock's time beyond noise, "

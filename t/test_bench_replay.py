@@ -93,3 +93,57 @@ def test_start_share():
 def test_cheapest_keeps_the_larger_of_a_tie():
     assert replay.cheapest([5, 4, 4, 6, 7, 4]) == 32
     assert replay.cheapest([5, 3, 4, 6, 7, 4]) == 2
+
+
+def synthetic_run(tmp_path, extra_us):
+    """A run directory of one row, the uniform workload's 1e-3 on 12,000
+    pages under a committed run's calibration (18.6 direct, disk), whose
+    every threshold measured what the current model prices its map at plus
+    extra_us for each page it read through."""
+    with open(RUNS[-1] / "runs.csv", newline="") as f:
+        calib = next(r for r in csv.DictReader(f)
+                     if r["phase"] == "calib" and r["mode"] == "direct" and r["profile"] == "disk")
+    note = json.loads(calib["note"])
+    cal = note["calibrate"]
+    tpp = note["workloads"]["uniform"]["tuples_per_page"]
+    work = cal["cpu_page_us"] + cal["cpu_tuple_us"] * tpp
+    fields = ["phase", "server", "mode", "profile", "workload", "pages", "frac", "rep",
+              "threshold", "ms", "scanned", "note"]
+    rows = [{k: calib[k] for k in fields}]
+    priced = []
+    for rep in range(3):
+        m = replay.map_counts(replay.rebuild("uniform", 1e-3, rep, 12000, tpp), 12000)
+        cost = replay.cost_current(cal, m, work)
+        priced.append(m)
+        for i, g in enumerate(replay.GAPS):
+            rows.append(dict(phase="sweep", server=calib["server"], mode="direct",
+                             profile="disk", workload="uniform", pages=12000, frac=1e-3,
+                             rep=rep, threshold=g, note="",
+                             ms=(cost[i] + extra_us * m["read_through"][i]) / 1000.0,
+                             scanned=m["needed"] + m["read_through"][i]))
+    with open(tmp_path / "runs.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    return cal, work, priced
+
+
+@pytest.mark.parametrize("extra_us", [0.0, 3.0])
+def test_read_through_measured_against_priced(tmp_path, extra_us):
+    cal, work, maps = synthetic_run(tmp_path, extra_us)
+    got = replay.read_through(tmp_path)
+    [(group, xs)] = got.items()
+    assert group == ("18-patched", "direct", "disk")
+    # every threshold below 32 reads thousands of pages fewer on this map
+    assert [x[2] for x in xs] == list(replay.GAPS[:-1])
+    for workload, frac, t, measured, priced in xs:
+        i = replay.GAPS.index(t)
+        per_rep = []
+        for m in maps:
+            cost = replay.cost_current(cal, m, work)
+            pages = m["read_through"][-1] - m["read_through"][i]
+            assert pages >= replay.MIN_THROUGH
+            per_rep.append((cost[-1] - cost[i]) / pages)
+        assert (workload, frac) == ("uniform", 1e-3)
+        assert priced == pytest.approx(sorted(per_rep)[1])
+        assert measured == pytest.approx(priced + extra_us)
