@@ -35,9 +35,11 @@ for every rebuilt row and every threshold T that reads at least
 MIN_THROUGH pages fewer than 32, (time at 32 - time at T) / (pages 32
 reads through - pages T reads through), per repetition, against the same
 difference of the current model's costs for that repetition's map; per
-server, I/O mode and profile over the runs given.  Where the measured
-figure is the higher, the model prices reading through too cheaply and
-errs towards 32 there.
+server, I/O mode and profile over the runs given.  Both are net figures:
+what 32's extra reading cost less what T's breaks cost.  Where the
+measured one is the higher, the model prices 32 too cheaply against T,
+reading through too cheaply or T's breaks too dearly, and errs towards
+32 there.
 
 Usage (from the repository root):
   python3 -m bench.replay [--read-through] bench/results/DIR [DIR ...]
