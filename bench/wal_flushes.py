@@ -30,13 +30,10 @@ import random
 import statistics
 import time
 
-from pgkit import TOP
 from pgkit.proc import make_workdir, remove_tree
-from pgkit.server import install_extension, parse_server_args, private_copy
-from bench.vacbench import harness, workloads
-from bench.vacbench.phases import sweep_settings
-from bench.vacbench.plan import SIZES
-from bench.vacbench.profiles import profile_settings
+from pgkit.server import parse_server_args
+from bench.onetable import OneTable
+from bench.vacbench import harness
 
 WAL_15 = "SELECT wal_write, wal_sync, wal_sync_time FROM pg_stat_wal"
 WAL_18 = ("SELECT coalesce(sum(writes), 0), coalesce(sum(fsyncs), 0), "
@@ -54,27 +51,14 @@ def wal_counters(conn, query):
 
 def measure(server, work, mode, reps, frac, thresholds):
     """[{rep, fsync, threshold, ms, scanned, writes, syncs, sync_ms}]"""
-    cfg = dict(SIZES["default"])
-    s = private_copy(server, work / "servers" / server.name)
-    install_extension(TOP, work / f"ext-{s.name}", s.pg_config, [s.pg_config])
-    install_extension(harness.EVICT_MODULE, work / f"evict-{s.name}", s.pg_config,
-                      [s.pg_config])
-    slow = harness.SlowRead(work)
-    node = harness.BenchCluster(s, work, {**sweep_settings(cfg, s.major),
-                                          "track_wal_io_timing": "on"}, f"wal-{s.name}")
-    node.set_profile(profile_settings(s.major, mode, "disk", cfg), slow.env("disk", cfg))
-    node.start()
+    one = OneTable(server, work, f"wal-{server.name}", mode, "disk",
+                   {"track_wal_io_timing": "on"})
+    node, slow, table, files = one.node, one.slow, one.table, one.files
     out = []
     try:
         with node.connect() as conn:
-            conn.execute("CREATE EXTENSION vacskip")
-            conn.execute("CREATE EXTENSION pg_visibility")
-            conn.execute(harness.EVICT_SQL)
-            table = workloads.create("uniform", node, conn, cfg)
-            files = node.relation_files(conn, table.relation)
-            conn.execute("CHECKPOINT")
             harness.warm_up(conn, table.relation)
-            query = WAL_18 if s.major >= 18 else WAL_15
+            query = WAL_18 if one.major >= 18 else WAL_15
             for rep in range(reps):
                 change = table.choose(frac, rep)
                 cells = [(f, t) for f in ("on", "off") for t in thresholds]

@@ -1,0 +1,46 @@
+"""One cluster, one table: the setup the smaller benchmarks share.
+
+A private copy of a patched server with vacskip and the benchmark's
+eviction module installed, one BenchCluster started under a storage
+profile and I/O mode of bench/vacbench, and the default size's table of
+the uniform workload in it, all-frozen and checkpointed.
+"""
+
+from pgkit import TOP
+from pgkit.server import install_extension, private_copy
+from bench.vacbench import harness, workloads
+from bench.vacbench.phases import sweep_settings
+from bench.vacbench.plan import SIZES
+from bench.vacbench.profiles import profile_settings
+
+
+class OneTable:
+    """.node (started), .slow (the emulation), .table, .files (its
+    files), .cfg (the default size's), .profile_conf (the profile's and
+    mode's settings, for set_profile() with more of them) and .env."""
+
+    def __init__(self, server, work, name, mode, profile, settings=None):
+        self.cfg = dict(SIZES["default"])
+        s = private_copy(server, work / "servers" / server.name)
+        install_extension(TOP, work / f"ext-{s.name}", s.pg_config, [s.pg_config])
+        install_extension(harness.EVICT_MODULE, work / f"evict-{s.name}", s.pg_config,
+                          [s.pg_config])
+        self.major = s.major
+        self.slow = harness.SlowRead(work)
+        self.env = self.slow.env(profile, self.cfg)
+        self.profile_conf = profile_settings(s.major, mode, profile, self.cfg)
+        self.node = harness.BenchCluster(s, work, {**sweep_settings(self.cfg, s.major),
+                                                   **(settings or {})}, name)
+        self.node.set_profile(self.profile_conf, self.env)
+        self.node.start()
+        try:
+            with self.node.connect() as conn:
+                conn.execute("CREATE EXTENSION vacskip")
+                conn.execute("CREATE EXTENSION pg_visibility")
+                conn.execute(harness.EVICT_SQL)
+                self.table = workloads.create("uniform", self.node, conn, self.cfg)
+                self.files = self.node.relation_files(conn, self.table.relation)
+                conn.execute("CHECKPOINT")
+        except BaseException:
+            self.node.stop()
+            raise
