@@ -65,6 +65,7 @@ def one_rep(conn, node, slow, args, table, files, rep):
     got = {}
     for t in random.Random(f"overlap-{rep}").sample([args.threshold, 32], 2):
         table.prepare_point(node, conn, change)
+        # before both VACUUMs alike; the map, and so the costs, are the same
         e = harness.autotuned(conn, table.relation)
         if e["cost_source"] != "calibration" or e["cost_unit"] != "us":
             raise RuntimeError(f"explain_threshold: {e['cost_source']}, {e['cost_unit']}")

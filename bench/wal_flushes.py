@@ -76,7 +76,6 @@ def measure(server, work, mode, reps, frac, thresholds):
                     out.append(dict(rep=rep, fsync=fsync, threshold=t, ms=ms,
                                     scanned=report.scanned, writes=d[0], syncs=d[1],
                                     sync_ms=d[2]))
-            conn.execute("ALTER SYSTEM RESET fsync")
     finally:
         node.stop()
     return out

@@ -110,11 +110,11 @@ def synthetic_run(tmp_path, extra_us):
     fields = ["phase", "server", "mode", "profile", "workload", "pages", "frac", "rep",
               "threshold", "ms", "scanned", "note"]
     rows = [{k: calib[k] for k in fields}]
-    priced = []
+    maps = []
     for rep in range(3):
         m = replay.map_counts(replay.rebuild("uniform", 1e-3, rep, 12000, tpp), 12000)
         cost = replay.cost_current(cal, m, work)
-        priced.append(m)
+        maps.append(m)
         for i, g in enumerate(replay.GAPS):
             rows.append(dict(phase="sweep", server=calib["server"], mode="direct",
                              profile="disk", workload="uniform", pages=12000, frac=1e-3,
@@ -125,7 +125,7 @@ def synthetic_run(tmp_path, extra_us):
         w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
         w.writerows(rows)
-    return cal, work, priced
+    return cal, work, maps
 
 
 @pytest.mark.parametrize("extra_us", [0.0, 3.0])
