@@ -1,12 +1,16 @@
 """18's io_method against the model's price of 32 over a lower threshold.
 
-vacskip.calibrate() times its patterns' reads with nothing done between
-them; VACUUM prunes, freezes and logs between its reads.  With synchronous
-reads (io_method = sync) the two add up; with asynchronous ones (worker,
-io_uring) the reads VACUUM's read stream has in flight go on while it works,
-so that a break in its reading can cost VACUUM less than it cost the
-calibration.  This measures how far that moves the price of 32 against a
-lower threshold T.
+vacskip.calibrate() times its patterns' reads through a vacuum buffer ring
+with nothing done between them and nothing dirtied; VACUUM prunes,
+freezes and logs between its reads, and its ring writes the pages it
+dirtied, flushing the WAL first.  With synchronous reads (io_method =
+sync) VACUUM waits for each read; with asynchronous ones (worker,
+io_uring) its read stream's reads go on while it works or writes.  This
+measures how far the price of 32 against a lower threshold T is from
+VACUUM's, per io_method; --set runs both under a setting, such as
+vacuum_buffer_usage_limit = 0 (no ring: VACUUM and the calibration read
+into shared buffers, whose 128 MB hold the whole table, so that VACUUM
+writes and flushes nothing for its buffers before it ends).
 
 On one cluster of an 18 server with the benchmark's uniform workload
 (bench/vacbench, 12,000 pages, cold reads, a storage profile and I/O mode
@@ -21,7 +25,8 @@ over the repetitions, and the threshold the autotuner chose.
 Usage (from the repository root, as root: the cold reads drop the table's
 files from the OS page cache):
   python3 -m bench.io_overlap [--profile P] [--mode direct|buffered]
-      [--threshold T] [--reps N] [--methods worker,sync] NAME=PREFIX
+      [--threshold T] [--reps N] [--methods worker,sync] [--set NAME=VALUE]
+      NAME=PREFIX
 """
 
 import argparse
@@ -45,7 +50,8 @@ def measure(server, work, args):
         rep = 0
         for _ in range(2):
             for method in args.methods:
-                node.set_profile({**one.profile_conf, "io_method": f"'{method}'"}, one.env)
+                node.set_profile({**one.profile_conf, **args.settings,
+                                  "io_method": f"'{method}'"}, one.env)
                 node.restart()
                 with node.connect() as conn:
                     harness.warm_up(conn, table.relation)
@@ -92,8 +98,15 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=6, help="repetitions per block (two blocks)")
     ap.add_argument("--methods", default="worker,sync", type=lambda v: v.split(","))
     ap.add_argument("--calibrate-seconds", type=float, default=20)
+    ap.add_argument("--set", dest="settings", metavar="NAME=VALUE", action="append",
+                    default=[], help="a server setting for both methods' blocks, "
+                    "e.g. vacuum_buffer_usage_limit=0 (repeatable)")
     ap.add_argument("server", metavar="NAME=PREFIX")
     args = ap.parse_args(argv)
+    try:
+        args.settings = dict(kv.split("=", 1) for kv in args.settings)
+    except ValueError:
+        ap.error("--set takes NAME=VALUE")
     [server] = parse_server_args(ap, [args.server])
     if not server.patched or server.major < 18:
         ap.error(f"{server.name}: a patched 18 server (io_method is 18's)")
@@ -104,8 +117,9 @@ def main(argv=None):
         remove_tree(work)
     med = statistics.median
     t = args.threshold
+    settings = "".join(f", {k} = {v}" for k, v in args.settings.items())
     print(f"\n### {server.name}, {args.mode}, {args.profile}, uniform {args.frac:g}, "
-          f"{t} against 32\n")
+          f"{t} against 32{settings}\n")
     print(f"| io_method | repetitions | ms at {t} | ms at 32 | measured µs per page | "
           "priced | measured - priced | autotuner chose |")
     print("|---|---|---|---|---|---|---|---|")
