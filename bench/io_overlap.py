@@ -43,15 +43,14 @@ from bench.vacbench.profiles import PROFILES
 
 def measure(server, work, args):
     """[{method, rep, measured, priced, ms_t, ms_32, chosen}]"""
-    one = OneTable(server, work, "overlap", args.mode, args.profile)
+    one = OneTable(server, work, "overlap", args.mode, args.profile, args.settings)
     node, slow, table, files = one.node, one.slow, one.table, one.files
     out = []
     try:
         rep = 0
         for _ in range(2):
             for method in args.methods:
-                node.set_profile({**one.profile_conf, **args.settings,
-                                  "io_method": f"'{method}'"}, one.env)
+                node.set_profile({**one.profile_conf, "io_method": f"'{method}'"}, one.env)
                 node.restart()
                 with node.connect() as conn:
                     harness.warm_up(conn, table.relation)
