@@ -1,11 +1,13 @@
 """18's io_method against the model's price of 32 over a lower threshold.
 
-vacskip.calibrate() times its patterns' reads through a vacuum buffer ring
-with nothing done between them and nothing dirtied; VACUUM prunes,
-freezes and logs between its reads, and its ring writes the pages it
-dirtied, flushing the WAL first.  With synchronous reads (io_method =
-sync) VACUUM waits for each read; with asynchronous ones (worker,
-io_uring) its read stream's reads go on while it works or writes.  This
+vacskip.calibrate() times its patterns' reads through a vacuum buffer
+ring, dirtying and logging each page to read and writing back the dirty
+pages its ring holds as VACUUM's ring does, with no other work between
+its reads; VACUUM prunes, freezes and logs between its reads, and its
+ring flushes the WAL before it writes a page it dirtied.  With synchronous
+reads (io_method = sync) VACUUM waits for each read; with asynchronous
+ones (worker, io_uring) its read stream's reads go on while it works or
+writes.  This
 measures how far the price of 32 against a lower threshold T is from
 VACUUM's, per io_method; --set runs both under a setting, such as
 vacuum_buffer_usage_limit = 0 (no ring: VACUUM and the calibration read

@@ -18,6 +18,9 @@ $node->append_conf(
 shared_preload_libraries = 'vacskip'
 log_autovacuum_min_duration = 0
 autovacuum_naptime = 1s
+# PostgreSQL's default, not the test clusters' minimal: there the scratch
+# tables, created in calibrate()'s own transaction, are not WAL-logged
+wal_level = replica
 });
 $node->append_conf('postgresql.conf',
 	'vacuum_max_eager_freeze_failure_rate = 0')
@@ -78,12 +81,45 @@ is($stderr =~ /WARNING:  vacskip\.calibrate\(\) read its patterns only once/ ? 1
 	$rounds < 2 ? 1 : 0, "a warning if and only if one round ($rounds)");
 
 # longer, for rounds that measure the noise where the storage allows
+my $ring_writes = q{SELECT sum(writes) FROM pg_stat_io
+  WHERE backend_type = 'client backend' AND object = 'relation' AND context = 'vacuum'};
+my $lsn0 = $node->safe_psql('postgres', 'SELECT pg_current_wal_lsn()');
+my $writes0 =
+  $node->pg_version >= 16 ? $node->safe_psql('postgres', $ring_writes) : 0;
 ($ret, $rounds, $stderr) = $node->psql('postgres',
-	'SELECT rounds FROM vacskip.calibrate(seconds => 8)');
+	'SELECT rounds FROM vacskip.calibrate(seconds => 8); '
+	  . 'SELECT pg_stat_force_next_flush()');
 is($ret, 0, 'calibrate(8 s) succeeded');
+($rounds) = split /\n/, ($rounds // '');
 $rounds //= 0;
 is($stderr =~ /WARNING:  vacskip\.calibrate\(\) read its patterns only once/ ? 1 : 0,
 	$rounds < 2 ? 1 : 0, "calibrate(8 s): a warning if and only if one round ($rounds)");
+
+# Each page a pattern must read is dirtied and WAL-logged (a generic
+# record), as VACUUM changes every page it must read: every complete round
+# reads 8 densities x 6 thresholds = 48 patterns of at least 16 such pages
+# (kMinNeeded).  And each pattern starts with its ring holding dirty pages
+# in the share its own are, which its reads write back as VACUUM's do: a
+# threshold-1 pattern reads only pages it must read, so every buffer of
+# its ring is dirty and each of its reads (at least 16; a ring holds 16
+# buffers or more) writes one, 8 such patterns a round.  The backend's
+# relation writes through its ring are counted in pg_stat_io from 16 on.
+my $lsn1 = $node->safe_psql('postgres', 'SELECT pg_current_wal_lsn()');
+my ($dump_out, $dump_err) = run_command(
+	[
+		'pg_waldump', '--stats', '-p', $node->data_dir . '/pg_wal',
+		'-s', $lsn0, '-e', $lsn1
+	]);
+my ($generic) = $dump_out =~ /^Generic\s+(\d+)/m;
+$generic //= 0;
+cmp_ok($generic, '>=', 48 * 16 * $rounds,
+	"calibrate(8 s) logged $generic generic records in $rounds rounds");
+if ($node->pg_version >= 16)
+{
+	my $writes = $node->safe_psql('postgres', $ring_writes) - $writes0;
+	cmp_ok($writes, '>=', 8 * 16 * $rounds,
+		"and its ring wrote $writes pages back");
+}
 
 my $before = explain_of('t');
 like($before, qr/^calibration\|measured .* with .*\|\d+$/,

@@ -2,7 +2,7 @@
 // a tablespace, through this server's own read path, and keep the result
 // (calibration_store.cpp) for the autotuner.
 //
-// Two scratch tables are created in the tablespace, used and dropped in
+// Three scratch tables are created in the tablespace, used and dropped in
 // the caller's transaction (an error or a crash leaves nothing a later
 // calibration depends on):
 //
@@ -19,7 +19,11 @@
 //     buffer strategy (merging up to io_combine_limit,
 //     maintenance_io_concurrency reads in flight, io_method's workers),
 //     before 18 one ReadBuffer at a time (kernel readahead), timed per
-//     page that must be read.  A pattern reads up to the map's
+//     page that must be read.  Each page a pattern must read is dirtied
+//     and WAL-logged as VACUUM changes it, and the pattern starts with
+//     its ring as a VACUUM's is in the midst of a table, holding pages the
+//     same share of which are dirty (the third table's), so that its reads
+//     write them back as VACUUM's do.  A pattern reads up to the map's
 //     kMaxNeeded-th page to read; with buffered reads first the table's
 //     first vacskip::kStartPages pages, where the kernel's readahead
 //     settles on the file just opened, timed apart, then up to the
@@ -39,6 +43,8 @@
 //     impose them); where it has them, no part of a pattern counts as
 //     faster than its reads, as the device counted them, take at those
 //     rates.
+//   * an unlogged table of as many pages as the vacuum ring holds, whose
+//     pages fill the ring before each pattern (fill_ring());
 //   * a CPU table of frozen tuples at two densities, in shared buffers:
 //     what VACUUM's first pass does with an all-frozen page it reads
 //     (heap_page_prune_and_freeze() on 18; on 15 heap_page_prune() and the
@@ -115,14 +121,14 @@ run_sql(const char *sql)
 // Create a scratch table in tablespace `spcname` and open it.
 Relation
 create_scratch(const char *schema, const char *name, const char *columns,
-			   const char *spcname)
+			   const char *spcname, bool unlogged = false)
 {
 	char		sql[1024];
 
 	snprintf(sql, sizeof(sql),
-			 "CREATE TABLE %s.%s (%s) WITH (autovacuum_enabled = off) TABLESPACE %s",
-			 quote_identifier(schema), quote_identifier(name), columns,
-			 quote_identifier(spcname));
+			 "CREATE %sTABLE %s.%s (%s) WITH (autovacuum_enabled = off) TABLESPACE %s",
+			 unlogged ? "UNLOGGED " : "", quote_identifier(schema),
+			 quote_identifier(name), columns, quote_identifier(spcname));
 	run_sql(sql);
 	CommandCounterIncrement();
 	const Oid	relid = get_relname_relid(name, get_namespace_oid(schema, false));
@@ -190,11 +196,28 @@ pattern_blocks(int k, int round, BlockNumber from, int max_needed, uint32 *block
 	return n;
 }
 
-// kIoPages valid, empty pages whose free space holds pseudo-random bytes
+// A valid page without tuples that holds pseudo-random bytes (from the
+// state *x), and no hole: an image of it in the WAL is whole, as one of a
+// heap page full of tuples is (dirty_page()).
+void
+random_page(Page page, uint64 *x)
+{
+	PageInit(page, BLCKSZ, 0);
+	((PageHeader) page)->pd_upper = ((PageHeader) page)->pd_lower;
+	for (size_t off = MAXALIGN(SizeOfPageHeaderData); off + 8 <= BLCKSZ; off += 8)
+	{
+		*x ^= *x << 13;
+		*x ^= *x >> 7;
+		*x ^= *x << 17;
+		memcpy(static_cast<char *>(page) + off, x, 8);
+	}
+}
+
+// `pages` valid pages without tuples that hold pseudo-random bytes
 // (storage that compresses or deduplicates must not find them cheap),
 // written past shared buffers and made durable.
 void
-fill_io_table(Relation rel)
+fill_io_table(Relation rel, BlockNumber pages)
 {
 #if PG_VERSION_NUM >= 160000
 	PGIOAlignedBlock buf;
@@ -204,18 +227,11 @@ fill_io_table(Relation rel)
 	SMgrRelation smgr = RelationGetSmgr(rel);
 	uint64		x = 0x9E3779B97F4A7C15ull ^ (uint64) MyProcPid;
 
-	for (BlockNumber blk = 0; blk < kIoPages; blk++)
+	for (BlockNumber blk = 0; blk < pages; blk++)
 	{
 		Page		page = (Page) buf.data;
 
-		PageInit(page, BLCKSZ, 0);
-		for (size_t off = MAXALIGN(SizeOfPageHeaderData); off + 8 <= BLCKSZ; off += 8)
-		{
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			memcpy(buf.data + off, &x, 8);
-		}
+		random_page(page, &x);
 		PageSetChecksumInplace(page, blk);
 		smgrextend(smgr, MAIN_FORKNUM, blk, buf.data, true);
 		CHECK_FOR_INTERRUPTS();
@@ -494,6 +510,87 @@ pattern_take(Pattern *p)
 	return b & ~kNeededBit;
 }
 
+// VACUUM changes every page it must read (prunes or freezes it, or at
+// least marks it all-visible) and WAL-logs the change, and its buffer ring
+// writes the page back when it comes round to the buffer again, flushing
+// the WAL up to the page's LSN first: the more pages a threshold reads,
+// the more often the ring turns, and with io_method's workers the read
+// stream starts no read while the backend writes.  So a pattern marks
+// each page it must read dirty with a generic WAL record (whole only on
+// its first change after a checkpoint, as VACUUM's records are; the page
+// itself stays as it was).
+void
+dirty_page(Relation rel, Buffer buf)
+{
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	GenericXLogState *state = GenericXLogStart(rel);
+
+	(void) GenericXLogRegisterBuffer(state, buf, 0);
+	(void) GenericXLogFinish(state);
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+}
+
+// How many buffers a vacuum ring holds (none: no ring), up to kIoPages.
+int
+ring_buffers(BufferAccessStrategy strategy)
+{
+	if (strategy == nullptr)
+		return 0;
+#if PG_VERSION_NUM >= 160000
+	return std::min<int>(GetAccessStrategyBufferCount(strategy), kIoPages);
+#else
+	return 256 * 1024 / BLCKSZ;		// GetAccessStrategy(BAS_VACUUM)'s
+#endif
+}
+
+// Every page VACUUM dirties is written once whatever its threshold, by its
+// ring when the ring comes round to its buffer again: in the midst of a
+// table the ring holds the last pages VACUUM read, a share of them
+// dirtied, and each page read takes the place of one of them, writing it
+// if dirty.  A pattern reads a few hundred pages where VACUUM reads a
+// table, so before it is timed the ring is left as it would be there:
+// each buffer holds a page of `fill` (an unlogged table of `ring` pages,
+// taken with no I/O), the share `dirty` of them dirtied with pseudo-random
+// bytes, spread evenly.  The pattern's reads then write them back as
+// VACUUM's reads write the pages it dirtied, and what the ring holds dirty
+// when the pattern ends is dropped unwritten (evict()), as VACUUM's time
+// leaves it out.  (Unlogged: writing one flushes no WAL first, where
+// VACUUM's ring flushes the WAL up to the page's change, about once a
+// ring's worth of pages.  A ring of more than kIoPages buffers is filled
+// up to kIoPages.)
+void
+fill_ring(Relation fill, BufferAccessStrategy strategy, int ring, double dirty)
+{
+	ForkNumber	fork = MAIN_FORKNUM;
+	BlockNumber first = 0;
+	double		owed = 0;
+	uint64		x = 0x2545F4914F6CDD1Dull ^ (uint64) MyProcPid;
+
+	// none in shared buffers, so that each read takes one of the ring's
+	// buffers
+#if PG_VERSION_NUM >= 160000
+	DropRelationBuffers(RelationGetSmgr(fill), &fork, 1, &first);
+#else
+	DropRelFileNodeBuffers(RelationGetSmgr(fill), &fork, 1, &first);
+#endif
+	for (int i = 0; i < ring; i++)
+	{
+		Buffer		buf = ReadBufferExtended(fill, MAIN_FORKNUM, i, RBM_ZERO_AND_LOCK,
+											 strategy);
+
+		owed += dirty;
+		if (owed >= 1)
+		{
+			Page		page = BufferGetPage(buf);
+
+			owed -= 1;
+			random_page(page, &x);
+			MarkBufferDirty(buf);
+		}
+		UnlockReleaseBuffer(buf);
+	}
+}
+
 #if PG_VERSION_NUM >= 180000
 BlockNumber
 pattern_next(ReadStream *stream, void *private_data, void *per_buffer_data)
@@ -538,6 +635,8 @@ time_pattern(Relation rel, BufferAccessStrategy strategy, const uint32 *blocks, 
 	// have the next part's reads in flight by then)
 	while ((buf = read_stream_next_buffer(stream, nullptr)) != InvalidBuffer)
 	{
+		if (blocks[returned] & kNeededBit)
+			dirty_page(rel, buf);
 		ReleaseBuffer(buf);
 		if (++returned == first_blocks)
 		{
@@ -550,9 +649,12 @@ time_pattern(Relation rel, BufferAccessStrategy strategy, const uint32 *blocks, 
 #else
 	while (pattern_more(&p))
 	{
+		const bool	needed = (p.blocks[p.issued] & kNeededBit) != 0;
 		const BlockNumber blk = pattern_take(&p);
 		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
 
+		if (needed)
+			dirty_page(rel, buf);
 		ReleaseBuffer(buf);
 		if (++returned == first_blocks)
 		{
@@ -791,7 +893,7 @@ current_path(Oid spcoid, vacskip::CalibrationRecord *rec)
 
 // The measurement; fills rec->costs and rec->rounds.
 void
-measure(Relation io, Relation cpu, double seconds, instr_time start,
+measure(Relation io, Relation cpu, Relation fill, double seconds, instr_time start,
 		vacskip::CalibrationRecord *rec)
 {
 	// CPU: narrow tuples first, then wide ones, both in shared buffers
@@ -830,7 +932,10 @@ measure(Relation io, Relation cpu, double seconds, instr_time start,
 
 	for (int k = 0; k < kPatterns; k++)
 		extent[k] = kMaxNeeded;
-	fill_io_table(io);
+	fill_io_table(io, kIoPages);
+	const int	ring = ring_buffers(strategy);
+
+	fill_io_table(fill, ring);
 	// written back and out of the page cache before the probes: with fsync
 	// = off the table is still dirty there, and a direct read of a dirty
 	// range writes it first
@@ -873,6 +978,14 @@ measure(Relation io, Relation cpu, double seconds, instr_time start,
 			const int	count = pattern_blocks(k, rounds, split, extent[k], blocks);
 
 			evict(io);
+			if (ring > 0)
+			{
+				int			needed = 0;
+
+				for (int i = 0; i < count; i++)
+					needed += (blocks[i] & kNeededBit) != 0;
+				fill_ring(fill, strategy, ring, static_cast<double>(needed) / count);
+			}
 			const int	read = time_pattern(
 				io, strategy, blocks, count, split,
 				rounds == 0 ? std::max(first_end_us - now_us, 0.0) / (kPatterns - j) : 1e300,
@@ -959,12 +1072,16 @@ vacskip_calibrate(PG_FUNCTION_ARGS)
 		snprintf(name, sizeof(name), "calibration_%d_cpu", MyProcPid);
 		Relation	cpu = create_scratch(schema, name, "id int, pad text", spcname);
 
+		snprintf(name, sizeof(name), "calibration_%d_ring", MyProcPid);
+		Relation	fill = create_scratch(schema, name, "pad int", spcname, true);
+
 		vacskip::CalibrationRecord rec;
 
 		current_path(spcoid, &rec);
-		measure(io, cpu, seconds, start, &rec);
+		measure(io, cpu, fill, seconds, start, &rec);
 		drop_scratch(io);
 		drop_scratch(cpu);
+		drop_scratch(fill);
 		rec.seconds = elapsed_us(start) / 1e6;
 		rec.measured_at = static_cast<int64>(time(nullptr));
 		strlcpy(rec.tablespace, spcname, sizeof(rec.tablespace));

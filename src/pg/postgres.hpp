@@ -13,6 +13,7 @@
 extern "C" {
 #include "postgres.h"
 
+#include "access/generic_xlog.h"
 #include "access/heapam.h"
 #include "access/heapam_xlog.h"
 #include "access/htup_details.h"
