@@ -252,20 +252,29 @@ main_fork_path(Relation rel)
 #endif
 }
 
+// Shared buffers hold none of `rel`'s main fork: its buffers are dropped,
+// dirty or not, unwritten.
+void
+drop_buffers(Relation rel)
+{
+	ForkNumber	fork = MAIN_FORKNUM;
+	BlockNumber first = 0;
+
+#if PG_VERSION_NUM >= 160000
+	DropRelationBuffers(RelationGetSmgr(rel), &fork, 1, &first);
+#else
+	DropRelFileNodeBuffers(RelationGetSmgr(rel), &fork, 1, &first);
+#endif
+}
+
 // Neither shared buffers nor (for buffered I/O) the kernel hold the table,
 // and this backend's next read of it opens its file again.
 void
 evict(Relation rel)
 {
-	ForkNumber	fork = MAIN_FORKNUM;
-	BlockNumber first = 0;
 	SMgrRelation smgr = RelationGetSmgr(rel);
 
-#if PG_VERSION_NUM >= 160000
-	DropRelationBuffers(smgr, &fork, 1, &first);
-#else
-	DropRelFileNodeBuffers(smgr, &fork, 1, &first);
-#endif
+	drop_buffers(rel);
 	char	   *path = main_fork_path(rel);
 	const int	fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
 
@@ -561,18 +570,12 @@ ring_buffers(BufferAccessStrategy strategy)
 void
 fill_ring(Relation fill, BufferAccessStrategy strategy, int ring, double dirty)
 {
-	ForkNumber	fork = MAIN_FORKNUM;
-	BlockNumber first = 0;
 	double		owed = 0;
 	uint64		x = 0x2545F4914F6CDD1Dull ^ (uint64) MyProcPid;
 
 	// none in shared buffers, so that each read takes one of the ring's
 	// buffers
-#if PG_VERSION_NUM >= 160000
-	DropRelationBuffers(RelationGetSmgr(fill), &fork, 1, &first);
-#else
-	DropRelFileNodeBuffers(RelationGetSmgr(fill), &fork, 1, &first);
-#endif
+	drop_buffers(fill);
 	for (int i = 0; i < ring; i++)
 	{
 		Buffer		buf = ReadBufferExtended(fill, MAIN_FORKNUM, i, RBM_ZERO_AND_LOCK,
