@@ -9,9 +9,14 @@ as VACUUM walks them, and priced with the run's own calibration.  So a
 model is judged on the very measurements of the fixed thresholds, and two
 models on the same runs are paired by construction.  The models:
 
-  current     src/core/model.cpp's calibrated path (model.md; revisions 14 to 18
-              price alike), transcribed; checked against the threshold the run's
-              autotuner chose wherever the run was made with this revision,
+  current     src/core/model.cpp's calibrated path (model.md; revisions 14 to 20
+              price alike), transcribed: a saving must exceed the noise of
+              the parts of the two costs that differ (revision 20)
+  revision 19 the same costs, each saving judged against the noise of the
+              whole of the two costs, the pages read on in a stream, the
+              same part of every cost, included (revisions 12 to 19);
+              checked against the threshold the run's autotuner chose
+              wherever the run was made with revisions 14 to 19,
               revision 13, whose calibrations measured seven densities
               (the figures carry their own), or revision 12, which chose
               alike but after a calibration of one round (on runs from
@@ -144,14 +149,15 @@ def one_sided_95(cal):
     return next((t for k, t in reversed(T95) if dof >= k), T95[0][1])
 
 
-def cost_current(cal, m, work, noise=None):
+def cost_current(cal, m, work, noise=None, shared=None):
     """model.md: each run of pages to read priced as a run of the scattered
     map whose skippable runs are as long on average, d = runs / skippable;
     the pages beyond that map's 1 / (1 - d) per run at the streaming rate;
     the share among the segment files' first pages at start_read_us;
     thresholds that read the same pages cost the same.  `noise`, a list,
     gets each cost's noise: its parts' figures' noise weighted by their
-    shares of it."""
+    shares of it, the pages read on in a stream left out; `shared`, a
+    list, gets their part's noise in µs (the same in every cost)."""
     densest = cal["densities"][-1]
     runs = m["io_runs"][0]
     skippable = m["rel_pages"] - m["needed"]
@@ -161,12 +167,16 @@ def cost_current(cal, m, work, noise=None):
     rest = max(m["needed"] - runs * per_run, 0.0)
     f = start_share(m["rel_pages"])
 
+    def stream(start):
+        return rest * read_us(cal, densest, GAPS[-1], start) * densest
+
     def reads(g, start, noisy=False):
-        stream = read_us(cal, densest, GAPS[-1], start) * densest
         if noisy:
-            return (runs * per_run * read_us(cal, d, g, start) * noise_at(cal, d, start) +
-                    rest * stream * noise_at(cal, densest, start))
-        return runs * per_run * read_us(cal, d, g, start) + rest * stream
+            return runs * per_run * read_us(cal, d, g, start) * noise_at(cal, d, start)
+        return runs * per_run * read_us(cal, d, g, start) + stream(start)
+    if shared is not None:
+        shared[:] = [f * stream(True) * noise_at(cal, densest, True) +
+                     (1 - f) * stream(False) * noise_at(cal, densest, False)]
     cost, noises = [], []
     for i, g in enumerate(GAPS):
         start = f * reads(g, True)
@@ -194,20 +204,32 @@ def cheapest(cost):
     return GAPS[best]
 
 
-def choose_current(cal, m, work):
+def choose_current(cal, m, work, whole=False):
     """The cheapest threshold, unless its saving over 32 is within the
-    noise of the two costs (from read_noise and start_read_noise; none in
-    runs from before they were measured), or that noise, measured per
-    density, rests on a single round: then 32."""
-    noise = []
-    cost = cost_current(cal, m, work, noise)
+    noise of the parts of the two costs that differ (from read_noise and
+    start_read_noise; none in runs from before they were measured), or
+    that noise, measured per density, rests on a single round: then 32.
+    The pages read on in a stream are the same part of both costs: an
+    error of theirs moves the logarithm of the costs' ratio by its
+    difference of shares only.  `whole`: revisions 12 to 19, which counted
+    that part's noise in each cost as if it were its own."""
+    noise, shared = [], []
+    cost = cost_current(cal, m, work, noise, shared)
     t = cheapest(cost)
     i = GAPS.index(t)
     once = isinstance(cal.get("read_noise"), list) and cal.get("rounds", 1) < 2
+    if whole:
+        a, b, s = (noise[i] + shared[0] / cost[i], noise[-1] + shared[0] / cost[-1], 0.0)
+    else:
+        a, b, s = noise[i], noise[-1], shared[0] * abs(1 / cost[i] - 1 / cost[-1])
     if t < GAPS[-1] and (once or math.log(cost[-1] / cost[i]) <=
-                         one_sided_95(cal) * math.hypot(noise[i], noise[-1])):
+                         one_sided_95(cal) * math.sqrt(a * a + b * b + s * s)):
         return GAPS[-1]
     return t
+
+
+def choose_revision19(cal, m, work):
+    return choose_current(cal, m, work, whole=True)
 
 
 def choose_revision9(cal, m, work):
@@ -221,7 +243,8 @@ def choose_revision8(cal, m, work):
                      for i, g in enumerate(GAPS)])
 
 
-MODELS = {"current": choose_current, "revision 9": choose_revision9,
+MODELS = {"current": choose_current, "revision 19": choose_revision19,
+          "revision 9": choose_revision9,
           "revision 8": choose_revision8}
 
 
@@ -295,14 +318,16 @@ def row_maps(calib, row, cols):
 
 def replay(path):
     """{model: [(row, chosen per rep, median time / the row's best fixed
-    threshold's, verdict against stock)]}, rows left out, and the current
-    model's agreement with the run's own autotuner."""
+    threshold's, verdict against stock)]}, rows left out, the current
+    model's and revision 19's agreement with the run's own autotuner
+    ({"current": n, "revision 19": n}), and the repetitions compared."""
     loaded = load(path)
     if loaded is None:
         return None
     calib, cells = loaded
     out = {name: [] for name in MODELS}
-    left_out, agree, compared = [], 0, 0
+    left_out, compared = [], 0
+    agree = {"current": 0, "revision 19": 0}
     for row, cols in sorted(cells.items()):
         got = row_maps(calib, row, cols)
         if got is None:
@@ -325,7 +350,8 @@ def replay(path):
             if "calibrated threshold " in said:
                 compared += 1
                 t = int(said.split("calibrated threshold ")[1].split(";")[0])
-                agree += t == choose_current(cal, m, work)
+                agree["current"] += t == choose_current(cal, m, work)
+                agree["revision 19"] += t == choose_revision19(cal, m, work)
     return out, left_out, agree, compared
 
 
@@ -412,7 +438,7 @@ def main(argv=None):
     print("Per model: geometric mean over the rows of time / the row's best fixed "
           "threshold, and (in brackets) the rows above stock's time beyond noise, "
           "paired by repetition.\n")
-    print(f"| run | rows | {' | '.join(names)} | left out | current = the run's autotuner |")
+    print(f"| run | rows | {' | '.join(names)} | left out | the run's autotuner: = current, = revision 19 |")
     print("|---" * (len(names) + 4) + "|")
     for d in args.dirs:
         got = replay(d)
@@ -426,7 +452,7 @@ def main(argv=None):
         g = " | ".join(f"{stats.geomean([x[2] for x in out[n]]):.3f} "
                        f"({sum(x[3] == 'above' for x in out[n])})" for n in names)
         print(f"| {d.name} | {len(out['current'])} | {g} | {len(left_out)} | "
-              f"{agree} of {compared} |")
+              f"{agree['current']}, {agree['revision 19']} of {compared} |")
     return 0
 
 

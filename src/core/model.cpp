@@ -159,11 +159,13 @@ namespace {
 
 // A calibrated cost's parts: reading the relation's share among the
 // segment files' first pages (*start), the rest (*rest); VACUUM's work on
-// the pages read through is read_through * model.cpu_page.  *spread (where
-// not null): each part times its figures' noise, summed.
+// the pages read through is read_through * model.cpu_page.  Where not
+// null, each part times its figures' noise, summed: *spread over the part
+// priced at the threshold's own figures, *shared over the pages read on
+// in a stream, priced with one figure at every threshold.
 void calibrated_reads(const CostModel &model, const Calibration &c, std::uint32_t threshold,
 					  std::uint64_t pages_scanned, std::uint64_t read_through, double *start,
-					  double *rest, double *spread)
+					  double *rest, double *spread, double *shared)
 {
 	// per run: read_us per page to read, times the pages to read per run
 	// on the scattered map of run_density, 1 / (1 - d); longer runs read
@@ -180,14 +182,18 @@ void calibrated_reads(const CostModel &model, const Calibration &c, std::uint32_
 	};
 	auto noisy = [&](bool first) {
 		return runs * per_run * measured_read_us(c, d, threshold, first) *
-			measured_noise(c, d, first) +
-			in_runs * stream_read_us(c, first) * measured_noise(c, kDensest, first);
+			measured_noise(c, d, first);
+	};
+	auto noisy_stream = [&](bool first) {
+		return in_runs * stream_read_us(c, first) * measured_noise(c, kDensest, first);
 	};
 	const double f = std::min(std::max(model.start_share, 0.0), 1.0);
 	*start = f * reads(true);
 	*rest = (1 - f) * reads(false);
 	if (spread != nullptr)
 		*spread = f * noisy(true) + (1 - f) * noisy(false);
+	if (shared != nullptr)
+		*shared = f * noisy_stream(true) + (1 - f) * noisy_stream(false);
 }
 
 }  // namespace
@@ -219,19 +225,21 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 		m.noise_dof = c.noise_dof;
 		const double work_noise = measured_noise(c, m.run_density);
 		for (int t = 0; t < kGapCount; t++) {
-			double start = 0.0, rest = 0.0, spread = 0.0;
+			double start = 0.0, rest = 0.0, spread = 0.0, shared = 0.0;
 			if (map != nullptr)
 				calibrated_reads(m, c, kGaps[t], map->needed + map->read_through[t],
-								 map->read_through[t], &start, &rest, &spread);
+								 map->read_through[t], &start, &rest, &spread, &shared);
 			const double work = map != nullptr ?
 				static_cast<double>(map->read_through[t]) * m.cpu_page : 0.0;
 			m.cost[t] = start + rest + work;
 			// each part's figures as noisy as measured at the density it is
 			// priced at, the parts weighted by their shares of the cost and
 			// added (the most their noise can add up to, however the parts'
-			// errors go together)
+			// errors go together); the pages read on in a stream apart: the
+			// same part of every threshold's cost
 			m.noise[t] = m.cost[t] > 0.0 ? (spread + work * work_noise) / m.cost[t] :
 				work_noise;
+			m.shared_noise = shared;
 		}
 		// Thresholds that read the same pages cost the same: what the
 		// highest of them costs.
@@ -292,8 +300,12 @@ bool saving_within_noise(const CostModel &model, int t)
 		return true;   // a single round: its noise was never measured
 	const double a = std::max(model.noise[t], 0.0);
 	const double b = std::max(model.noise[kGapCount - 1], 0.0);
+	// the part both costs share moves both alike: in the logarithm of
+	// their ratio its error counts only by the difference of its shares
+	const double s = std::max(model.shared_noise, 0.0) *
+		std::fabs(1 / model.cost[t] - 1 / stock);
 	return std::log(stock / model.cost[t]) <=
-		one_sided_95(model.noise_dof) * std::sqrt(a * a + b * b);
+		one_sided_95(model.noise_dof) * std::sqrt(a * a + b * b + s * s);
 }
 
 std::uint32_t tuned_threshold(const CostModel &model)
@@ -320,7 +332,7 @@ double estimated_cost(const CostModel &model, const Calibration *calibration,
 	if (model.source == CostSource::kCalibration && calibration != nullptr) {
 		double start, rest;
 		calibrated_reads(model, *calibration, threshold, pages_scanned, read_through, &start,
-						 &rest, nullptr);
+						 &rest, nullptr, nullptr);
 		return start + rest + static_cast<double>(read_through) * model.cpu_page;
 	}
 	// a run's first page after a skip, the others in sequence (no run, no
@@ -374,7 +386,8 @@ void explain(const Decision &d, const RelationInputs &in, std::uint32_t t,
 			n += std::snprintf(
 				out + n, size - n,
 				", as in stock PostgreSQL: %u would cost %.2g%% less, within the "
-				"calibration's noise (%.2g%% and %.2g%% on the two costs)",
+				"calibration's noise (%.2g%% and %.2g%% on the parts of the two costs that "
+				"differ)",
 				kGaps[c], 100 * (1 - m.cost[c] / m.cost[kGapCount - 1]),
 				100 * m.noise[c], 100 * m.noise[kGapCount - 1]);
 	} else if (!(in.storage.seq_page_cost > 0.0))

@@ -147,9 +147,13 @@ struct CostModel {
 	// logarithm: its parts' figures' noise (measured_noise() at the
 	// density each part is priced at), weighted by their shares of the
 	// cost, VACUUM's work counted as noisy as the reads after a file's first
-	// pages (0 without a calibration); and the degrees of freedom those
-	// noises were estimated from.
+	// pages (0 without a calibration), the pages read on in a stream left
+	// out.  Those are priced with one figure at every threshold, the same
+	// part of every cost: shared_noise is how far that part may be off, in
+	// `unit`s (its pages times that figure's noise).  noise_dof: the
+	// degrees of freedom those noises were estimated from.
 	double noise[kGapCount];
+	double shared_noise;
 	int noise_dof;
 	// vacuum_read_concurrency(): reported, and part of what a calibration
 	// measured.
@@ -223,7 +227,9 @@ std::uint32_t cheapest_threshold(const CostModel &model);
 // Whether the calibrated saving of threshold kGaps[t] over stock's is within
 // the calibration's noise: the logarithm of cost(32) / cost(t) at most
 // one_sided_95(noise_dof) times the noise of that difference,
-// sqrt(noise[t]^2 + noise[32]^2).  Where the noise rests on no degrees of
+// sqrt(noise[t]^2 + noise[32]^2 + s^2), where s = shared_noise *
+// |1/cost(t) - 1/cost(32)|: an error of the part both costs share moves
+// the two alike and their ratio only by that much.  Where the noise rests on no degrees of
 // freedom (a calibration of one round, which cannot show a spread), every
 // saving counts as within it: Student's t has no quantile there.
 bool saving_within_noise(const CostModel &model, int t);
