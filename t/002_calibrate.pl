@@ -104,6 +104,17 @@ is($stderr =~ /WARNING:  vacskip\.calibrate\(\) read its patterns only once/ ? 1
 # its ring is dirty and each of its reads (at least 16; a ring holds 16
 # buffers or more) writes one, 8 such patterns a round.  The backend's
 # relation writes through its ring are counted in pg_stat_io from 16 on.
+# Over every pattern they come to about one per page it must read, that is
+# per generic record: a pattern of R reads, N of them pages to read, finds
+# the ring's B buffers dirty in its share N / R, spread evenly; its first
+# min(R, B) reads write the ring's dirty pages, N / R of them (less one
+# for rounding), its later ones the pages it dirtied itself, those among
+# its first R - B reads; what its last B reads dirtied stays in the ring
+# unwritten, against the ring's dirty share it wrote.  So each pattern
+# writes its N less the pages to read among its last B reads plus N / R
+# of B: binomial around 0, a standard deviation at most sqrt(B) / 2.  A
+# call reads 48 patterns a round and at most a round more that it cuts
+# short; three standard deviations each, one page for rounding, added.
 my $lsn1 = $node->safe_psql('postgres', 'SELECT pg_current_wal_lsn()');
 my ($dump_out, $dump_err) = run_command(
 	[
@@ -119,6 +130,15 @@ if ($node->pg_version >= 16)
 	my $writes = $node->safe_psql('postgres', $ring_writes) - $writes0;
 	cmp_ok($writes, '>=', 8 * 16 * $rounds,
 		"and its ring wrote $writes pages back");
+	# the ring's buffers: vacuum_buffer_usage_limit, which the ring may
+	# hold fewer than (a smaller ring only narrows the spread)
+	my $ring = $node->safe_psql('postgres',
+		q{SELECT pg_size_bytes(current_setting('vacuum_buffer_usage_limit'))
+		   / current_setting('block_size')::int});
+	my $slack = 48 * ($rounds + 1) * (1 + 3 * sqrt($ring) / 2);
+	cmp_ok($writes, '>=', $generic - $slack,
+		sprintf('about one per page to read: %d writes, %d records, '
+			  . 'ring of %d buffers, at most %.0f fewer', $writes, $generic, $ring, $slack));
 }
 
 my $before = explain_of('t');
