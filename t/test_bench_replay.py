@@ -26,6 +26,9 @@ RUNS = [RESULTS / "2026-12-02-vm-2c24g-default-rev10",
         RESULTS / "2026-12-02-vm-2c24g-default-rev14",
         RESULTS / "2026-12-06-vm-2c24g-default-dirty-ring"]
 REV14 = RUNS[5]
+# default runs of revision 20 (the stream's noise counted by the
+# difference of its shares)
+RUNS_20 = [RESULTS / "2026-12-06-vm-2c24g-default-shared-noise"]
 
 
 def test_map_counts_follow_the_skip_rule():
@@ -69,6 +72,15 @@ def test_transcription_chooses_what_the_autotuner_chose(run):
     kept = [rep for cur, r9 in zip(out["current"], out["revision 9"])
             for rep, t in cur[1].items() if t == 32 and r9[1][rep] < 32]
     assert kept
+
+
+@pytest.mark.parametrize("run", RUNS_20, ids=lambda p: p.name)
+def test_transcription_chooses_what_revision_20_chose(run):
+    out, left_out, agree, compared = replay.replay(run)
+    assert not left_out and len(out["current"]) == 56
+    assert compared >= 56 * 3 and agree["current"] == compared
+    # ... among them repetitions where revision 19's rule would have kept 32
+    assert agree["revision 19"] < compared
 
 
 def test_shared_stream_noise_only_drops_a_kept_32():
