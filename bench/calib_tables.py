@@ -40,7 +40,8 @@ def server_name(server):
 
 
 def calibrations(path):
-    """{(server, mode, profile): calibrate()'s figures}: the first of each."""
+    """{(server, mode, profile): calibrate()'s figures}, the last of each in
+    runs.csv (as bench.replay loads them)."""
     calib, _ = replay.load(path)
     return {k: v["calibrate"] for k, v in calib.items()
             if replay.priced_like_this(v.get("calibrate", {}))}
@@ -68,7 +69,10 @@ def disk_table(cals):
     lines.append("| noise, per density (1 % to 1/2) | " +
                  " | ".join(", ".join(f"{x:.2f}" for x in c[1][c[3]]) for c in cols) + " |")
     first = [c for c in cols if c[0] != "after them"]
-    pad = lambda c: " | " if c[2] == "start_read_us" else ""
+
+    def pad(c):
+        """An empty cell under "after them"."""
+        return " | " if c[2] == "start_read_us" else ""
     lines.append("| rounds | " + " | ".join(f"{c[1]['rounds']}{pad(c)}" for c in first) + " |")
     lines.append("| work, µs per page + per tuple | " +
                  " | ".join(f"{c[1]['cpu_page_us']:.2f} + {c[1]['cpu_tuple_us']:.3f}{pad(c)}"

@@ -229,9 +229,10 @@ std::uint32_t cheapest_threshold(const CostModel &model);
 // one_sided_95(noise_dof) times the noise of that difference,
 // sqrt(noise[t]^2 + noise[32]^2 + s^2), where s = shared_noise *
 // |1/cost(t) - 1/cost(32)|: an error of the part both costs share moves
-// the two alike and their ratio only by that much.  Where the noise rests on no degrees of
-// freedom (a calibration of one round, which cannot show a spread), every
-// saving counts as within it: Student's t has no quantile there.
+// the two alike and their ratio only by that much.  Where the noise rests
+// on no degrees of freedom (a calibration of one round, which cannot show
+// a spread), every saving counts as within it: Student's t has no quantile
+// there.
 bool saving_within_noise(const CostModel &model, int t);
 
 // The all-frozen threshold the model chooses, in 1..kStockThreshold so that
