@@ -217,13 +217,15 @@ def choose_current(cal, m, work, whole=False):
     cost = cost_current(cal, m, work, noise, shared)
     t = cheapest(cost)
     i = GAPS.index(t)
-    once = isinstance(cal.get("read_noise"), list) and cal.get("rounds", 1) < 2
+    if t == GAPS[-1] or not (cost[i] > 0 and cost[-1] > 0):
+        return t
+    if isinstance(cal.get("read_noise"), list) and cal.get("rounds", 1) < 2:
+        return GAPS[-1]
     if whole:
         a, b, s = (noise[i] + shared[0] / cost[i], noise[-1] + shared[0] / cost[-1], 0.0)
     else:
         a, b, s = noise[i], noise[-1], shared[0] * abs(1 / cost[i] - 1 / cost[-1])
-    if t < GAPS[-1] and (once or math.log(cost[-1] / cost[i]) <=
-                         one_sided_95(cal) * math.sqrt(a * a + b * b + s * s)):
+    if math.log(cost[-1] / cost[i]) <= one_sided_95(cal) * math.sqrt(a * a + b * b + s * s):
         return GAPS[-1]
     return t
 

@@ -112,9 +112,15 @@ is($stderr =~ /WARNING:  vacskip\.calibrate\(\) read its patterns only once/ ? 1
 # its first R - B reads; what its last B reads dirtied stays in the ring
 # unwritten, against the ring's dirty share it wrote.  So each pattern
 # writes its N less the pages to read among its last B reads plus N / R
-# of B: binomial around 0, a standard deviation at most sqrt(B) / 2.  A
-# call reads 48 patterns a round and at most a round more that it cuts
-# short; three standard deviations each, one page for rounding, added.
+# of B, about 0 on average.  Between two pages to read a pattern reads at
+# most 31 pages through (a run of 32 or more it skips), so from one to
+# the next it takes 1 to 32 reads, and the count of pages to read among B
+# reads varies as a renewal count: variance B x var / mean^3 of those
+# spacings, which for spacings from 1 to 32 is at most 4.52 B (all at 1
+# and 32, 1.6 % at 32).  A call reads P = 48 patterns a round and at most
+# a round more that it cuts short, each its own map: the sum's standard
+# deviation is at most sqrt(4.6 B P); three of it, and two pages a
+# pattern (rounding; a pattern ends on a page to read).
 my $lsn1 = $node->safe_psql('postgres', 'SELECT pg_current_wal_lsn()');
 my ($dump_out, $dump_err) = run_command(
 	[
@@ -135,7 +141,8 @@ if ($node->pg_version >= 16)
 	my $ring = $node->safe_psql('postgres',
 		q{SELECT pg_size_bytes(current_setting('vacuum_buffer_usage_limit'))
 		   / current_setting('block_size')::int});
-	my $slack = 48 * ($rounds + 1) * (1 + 3 * sqrt($ring) / 2);
+	my $patterns = 48 * ($rounds + 1);
+	my $slack = 2 * $patterns + 3 * sqrt(4.6 * $ring * $patterns);
 	cmp_ok($writes, '>=', $generic - $slack,
 		sprintf('about one per page to read: %d writes, %d records, '
 			  . 'ring of %d buffers, at most %.0f fewer', $writes, $generic, $ring, $slack));

@@ -493,7 +493,7 @@ void test_model_noise()
 	// Changes that cluster: 1,000 pages to read in 50 runs, 9,000
 	// skippable pages (d = 1/180, priced at 1 %'s figures): 50.3 pages in
 	// runs, 949.7 read on in a stream at 1/2's 32 (100 us per page to
-	// read, 50 per page), the same 47,485 us at every threshold.  4 costs
+	// read, 50 per page), the same 47,486 us at every threshold.  4 costs
 	// 80 per page in runs, 32 100: 51,508 against 52,514 us, ln 0.0193.
 	// The stream's noise cannot make one cheaper than the other: noisy
 	// (0.3) it keeps no 32; the runs' noise does (0.3: 0.0234 and 0.0287 on
@@ -517,6 +517,17 @@ void test_model_noise()
 	c.read_noise[0] = c.start_read_noise[0] = 0.3;
 	check(auto_threshold(in, both(c), 0, &clustered) == 32,
 		  "clustered, the runs' noise 0.3: 32");
+	// ... but it moves their ratio by the difference of its shares: quiet
+	// runs (noise 0), the stream's noise 1.0: 47,486 x |1/51,508 -
+	// 1/52,514| = 0.0177, 1.646 x 0.0177 = 0.029 > 0.0193: 32; at 0.5
+	// (0.0145) 4
+	set_noise(&c, 0.0, 0.0);
+	c.read_noise[kDensityCount - 1] = c.start_read_noise[kDensityCount - 1] = 1.0;
+	check(auto_threshold(in, both(c), 0, &clustered) == 32,
+		  "clustered, the stream's noise 1.0 on 92 % of both costs: 32");
+	c.read_noise[kDensityCount - 1] = c.start_read_noise[kDensityCount - 1] = 0.5;
+	check(auto_threshold(in, both(c), 0, &clustered) == 4,
+		  "clustered, the stream's noise 0.5: 4");
 }
 
 void test_read_noise()
