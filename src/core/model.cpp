@@ -387,9 +387,11 @@ void explain(const Decision &d, const RelationInputs &in, std::uint32_t t,
 				out + n, size - n,
 				", as in stock PostgreSQL: %u would cost %.2g%% less, within the "
 				"calibration's noise (%.2g%% and %.2g%% on the parts of the two costs that "
-				"differ)",
+				"differ, %.2g%% on their ratio from the part they share)",
 				kGaps[c], 100 * (1 - m.cost[c] / m.cost[kGapCount - 1]),
-				100 * m.noise[c], 100 * m.noise[kGapCount - 1]);
+				100 * m.noise[c], 100 * m.noise[kGapCount - 1],
+				100 * m.shared_noise *
+					std::fabs(1 / m.cost[c] - 1 / m.cost[kGapCount - 1]));
 	} else if (!(in.storage.seq_page_cost > 0.0))
 		n = std::snprintf(out, size,
 						  "autotuned: seq_page_cost %.3g is not positive (reading is "

@@ -525,6 +525,15 @@ void test_model_noise()
 	c.read_noise[kDensityCount - 1] = c.start_read_noise[kDensityCount - 1] = 1.0;
 	check(auto_threshold(in, both(c), 0, &clustered) == 32,
 		  "clustered, the stream's noise 1.0 on 92 % of both costs: 32");
+	RelationInputs cr;
+	cr.storage = in;
+	cr.calibration = both(c);
+	cr.map = &clustered;
+	const Decision kept = decide(kThresholdAutotune, cr);
+	check(std::string(kept.reason).find("(0% and 0% on the parts of the two costs that "
+										"differ, 1.8% on their ratio from the part they "
+										"share)") != std::string::npos,
+		  "the reason gives the shared part's noise on the ratio");
 	c.read_noise[kDensityCount - 1] = c.start_read_noise[kDensityCount - 1] = 0.5;
 	check(auto_threshold(in, both(c), 0, &clustered) == 4,
 		  "clustered, the stream's noise 0.5: 4");
