@@ -36,6 +36,9 @@ def fig(x):
 
 
 def server_name(server):
+    """The benchmark's servers by their versions, as model.md names them:
+    runs.csv keeps only the major, and these are the releases tools/pgdev
+    builds (its PG_VERSION); any other name as it is."""
     return {"15-patched": "15.18", "18-patched": "18.6"}.get(server, server)
 
 
