@@ -275,6 +275,29 @@ def test_scope(tmp_path):
             plan.apply_scope(dict(full), tmp_path / "bad", **kw)
 
 
+def test_charged_spread():
+    """The share of a buffered VACUUM's reads the emulation charged, least
+    and most over a cell's repetitions; direct groups and other profiles
+    left out; the report's sentence names the widest cell."""
+    def r(mode, profile, rep, penalised, reads, col="4"):
+        return dict(phase="sweep", server="18-patched", mode=mode, profile=profile,
+                    workload="uniform", frac="0.001", rep=str(rep), threshold=col,
+                    penalised=str(penalised), reads=str(reads))
+    sweep = [r("buffered", "latency", 0, 760, 764), r("buffered", "latency", 1, 5, 745),
+             r("buffered", "latency", 0, 500, 1000, "8"),
+             r("buffered", "latency", 1, 400, 1000, "8"),
+             r("direct", "latency", 0, 764, 764), r("direct", "latency", 1, 5, 745),
+             r("buffered", "seek", 0, 760, 764), r("buffered", "seek", 1, 5, 745),
+             r("buffered", "latency", 0, 3, 10, "16")]
+    got = stats.charged_spread(sweep, ["latency"])
+    key = ("18-patched", "buffered", "latency", "uniform", 0.001)
+    assert set(got) == {(*key, "4"), (*key, "8")}
+    assert got[(*key, "4")] == (5 / 745, 760 / 764) and got[(*key, "8")] == (0.4, 0.5)
+    text = report_verdict.charged_text(sweep, ["latency"])
+    assert "in 1 of 2 cells" in text and "uniform 0.001 at 4: 0.7 % to 99.5 %" in text
+    assert report_verdict.charged_text(sweep, ["iops"]) == ""
+
+
 def test_calibration_note():
     """A calibration row's note: calibrate()'s figures and, per workload,
     the thresholds before and after."""

@@ -6,7 +6,7 @@ Each section writes through the line writer p."""
 from bench.vacbench.plan import SIZES
 from bench.vacbench.profiles import PROFILES
 from bench.vacbench.stats import (AUTO, AUTO_SETTINGS, PROFILE_BEST_LIMIT, ROW_BEST_LIMIT,
-                                  STOCK_LIMIT, auto_used, best_constant, blind_best,
+                                  STOCK_LIMIT, auto_used, best_constant, blind_best, charged_spread,
                                   chosen_in_fixed, decided, geomean, group_of, group_verdict,
                                   max_reps, overall_verdict, ranking, rows_of, score_rows,
                                   skip_thresholds, verdicts)
@@ -171,7 +171,28 @@ def losses_section(p, med, reps, sweep, rows):
     p("")
 
 
-def limits_section(p, size, cfg, med, reps, rows, calib):
+def charged_text(sweep, profiles):
+    """How far the share of a VACUUM's reads that the emulation charged
+    varied between repetitions of one cell, on the buffered groups of
+    `profiles` (those charging the reads that miss the page cache); ""
+    where none has two repetitions."""
+    spread = charged_spread(sweep, profiles)
+    if not spread:
+        return ""
+    wide = sum(most > 2 * least for least, most in spread.values())
+    cell, (least, most) = max(spread.items(), key=lambda kv: (kv[1][1] - kv[1][0], kv[0]))
+    server, _, profile, workload, frac, column = cell
+    return (f" Here, with buffered reads on {', '.join(profiles)}, the share of a VACUUM's "
+            f"reads charged varied more than twofold between the repetitions of one cell "
+            f"(workload, fraction and threshold alike) in {wide} of {len(spread)} cells; "
+            f"most widely {server} {profile} {workload} {frac:g} at {column}: "
+            f"{100 * least:.1f} % to {100 * most:.1f} %. The cache was evicted before each "
+            "VACUUM: what it served uncharged, the kernel's readahead had read during the "
+            "VACUUM, and whether it got ahead of VACUUM's reads varies from run to run: "
+            "those rows' times, and calibrate()'s figures there, carry that spread.")
+
+
+def limits_section(p, size, cfg, med, reps, rows, calib, sweep):
     """What the reader can and cannot conclude."""
     sc = score_rows(med, reps, rows)
     capped = [s for s in sc if s["n"] >= max_reps(cfg) and not decided(s)]
@@ -195,6 +216,7 @@ def limits_section(p, size, cfg, med, reps, rows, calib):
           "storage it is given (calibrate() measures the same emulation VACUUM sees), not "
           "how it does on any particular cloud volume. Buffered reads keep the kernel's "
           "readahead, whose extra pages the emulation does not charge."
+          + charged_text(sweep, [x for x in emulated if PROFILES[x].mode in ("latency", "iops")])
           + (f" {', '.join(real)}: this machine's disk, as it is or behind the kernel's "
              "own limits." if real else ""))
     else:
@@ -225,6 +247,6 @@ def verdict_section(p, size, cfg, med, reps, sweep, calib):
     out += group_section(p, med, reps, sweep, rows)
     profile_section(p, med, reps, rows, cfg["profiles"], used)
     losses_section(p, med, reps, sweep, rows)
-    limits_section(p, size, cfg, med, reps, rows, calib)
+    limits_section(p, size, cfg, med, reps, rows, calib, sweep)
     return out
 

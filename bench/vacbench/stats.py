@@ -223,6 +223,20 @@ def skip_thresholds(note):
     return a.strip(), b.strip()
 
 
+def charged_spread(sweep, profiles):
+    """Per cell of a group whose I/O mode is buffered and whose profile is
+    one of `profiles`, over its repetitions: the least and the
+    most share of the VACUUM's read calls the emulation charged
+    (penalised / reads).  {cell: (least, most)}, cells with two or more
+    repetitions that read something."""
+    shares = {}
+    for r in sweep:
+        if r["mode"] == "buffered" and r["profile"] in profiles and int(r["reads"] or 0) > 0:
+            shares.setdefault(cell_key(r), []).append(int(r["penalised"] or 0) /
+                                                      int(r["reads"]))
+    return {k: (min(v), max(v)) for k, v in shares.items() if len(v) > 1}
+
+
 def auto_used(sweep):
     """row -> {rep: the fixed column of the threshold each auto VACUUM used}
     (its VERBOSE line's thresholds, where both are one fixed threshold;
