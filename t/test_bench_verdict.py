@@ -269,10 +269,24 @@ def test_scope(tmp_path):
                dict(emulation="latency.latency_us=x"), dict(emulation="disk.x=1"),
                dict(emulation="fast.latency_us=1"), dict(emulation="latency_us=1"),
                dict(settings="latency.x='1'"), dict(settings="fast.x=1"),
-               dict(emulation="latency.latency_us=inf"), dict(emulation="")):
+               dict(emulation="latency.latency_us=inf"), dict(emulation=""),
+               dict(profiles="block-latency,disk")):
         (tmp_path / "bad").mkdir(exist_ok=True)
         with pytest.raises(ValueError):
             plan.apply_scope(dict(full), tmp_path / "bad", **kw)
+
+
+def test_block_device_profile(tmp_path):
+    """block-latency runs alone (its device holds the clusters); slowread
+    only counts under it, its parameters go to bench/slowdev.c."""
+    cfg = dict(plan.SIZES["default"])
+    assert "block-latency" not in cfg["profiles"]
+    plan.apply_scope(cfg, tmp_path, profiles="block-latency",
+                     emulation="block-latency.latency_us=200")
+    assert cfg["profiles"] == ("block-latency",)
+    env = profiles.profile_env("block-latency", cfg)
+    assert env == {"SLOWREAD_MODE": "count"}
+    assert profiles.emulation("block-latency", cfg) == {"latency_us": "200", "mbps": 250}
 
 
 def test_charged_spread():

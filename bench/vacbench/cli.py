@@ -93,6 +93,10 @@ def measure(args, cfg, out):
         raise SystemExit(f"--phases: {', '.join(unknown) or 'none given'}: want "
                          f"{' and/or '.join(PHASES)} (pgbench is a workload of the sweep: "
                          "--workloads pgbench)")
+    if args.read_ahead_kb is not None and any(PROFILES[p].block_device
+                                              for p in cfg["profiles"]):
+        raise SystemExit("--read-ahead-kb: not with a profile whose device holds the "
+                         "clusters (block-latency): its readahead stays the kernel's default")
     bench = Bench(args, cfg, servers, out)
     t0 = time.monotonic()
     saved_ra = None
@@ -100,11 +104,11 @@ def measure(args, cfg, out):
         saved_ra = set_read_ahead_kb(args.read_ahead_kb)
         log(f"read_ahead_kb {args.read_ahead_kb} (was {saved_ra}) while measuring")
     try:
-        record_load(out, "start")
+        record_load(out, "start", bench.cluster_root)
         try:
             bench.run(phases)
         finally:
-            record_load(out, "end")
+            record_load(out, "end", bench.cluster_root)
             bench.close()
     finally:
         if saved_ra is not None:

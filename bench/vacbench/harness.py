@@ -89,6 +89,64 @@ class Throttle:
             print(f"cannot remove {self.dir}: {e.strerror}", file=sys.stderr)
 
 
+class SlowDevice:
+    """The block-latency profile's storage: bench/slowdev.c's FUSE file,
+    whose reads sleep while slowread's switch is on, under a loop device
+    (direct I/O: no page cache between the two) with an ext4 file system
+    mounted at `mount`, where the run's clusters live.  The loop device's
+    read_ahead_kb is the kernel's default for a new device."""
+
+    SIZE = 16 << 30        # sparse: the clusters of a run, WAL included
+
+    def __init__(self, work, state, latency_us, mbps):
+        if os.geteuid() != 0 or not Path("/dev/fuse").exists():
+            raise SystemExit("the block-latency profile needs root and /dev/fuse (a FUSE "
+                             "file under a loop device); this machine has "
+                             f"{'not root' if os.geteuid() else 'no /dev/fuse'}")
+        self.dir = work / "slowdev"
+        self.fuse = self.dir / "fuse"
+        self.mount = self.dir / "fs"
+        self.image = self.dir / "backing.img"
+        self.loop = None
+        for d in (self.fuse, self.mount):
+            d.mkdir(parents=True)
+        prog = self.dir / "slowdev"
+        flags = run(["pkg-config", "--cflags", "--libs", "fuse3"]).split()
+        run(["cc", "-O2", "-Wall", "-o", prog, TOP / "bench" / "slowdev.c", *flags])
+        with open(self.image, "wb") as f:
+            f.truncate(self.SIZE)
+        # fuse_main() returns once mounted and serves from a daemon of its own
+        run([prog, self.image, state, str(int(latency_us)), str(float(mbps)), self.fuse,
+             "-o", "max_threads=64"])
+        try:
+            self.loop = run(["losetup", "--direct-io=on", "--sector-size", "4096", "--find",
+                             "--show", self.fuse / "volume"]).strip()
+            # inode tables written now, not by ext4's lazy init while measuring
+            run(["mkfs.ext4", "-q", "-F", "-N", "65536", "-E",
+                 "lazy_itable_init=0,lazy_journal_init=0", self.loop])
+            run(["mount", self.loop, self.mount])
+        except BaseException:
+            self.close()
+            raise
+        give_to_build_user(self.mount)
+
+    def read_ahead_kb(self):
+        return (Path("/sys/block") / Path(self.loop).name / "queue" /
+                "read_ahead_kb").read_text().strip()
+
+    def close(self):
+        """Unmount and detach; the backing file goes."""
+        for cmd in (["umount", self.mount], ["losetup", "--detach", self.loop],
+                    ["fusermount3", "-u", self.fuse]):
+            if cmd[-1] is None or (cmd[0] == "umount" and not os.path.ismount(self.mount)):
+                continue
+            try:
+                run(cmd)
+            except RuntimeError as e:
+                print(e, file=sys.stderr)
+        self.image.unlink(missing_ok=True)
+
+
 class SlowRead:
     """bench/slowread.c, built into the work directory, and its shared state;
     the kernel's throttle (a Throttle whose limits are set) switched with it."""

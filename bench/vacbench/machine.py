@@ -99,14 +99,15 @@ def machine_tag():
     return f"{host}-{os.cpu_count()}c{gb}g"
 
 
-def record_load(out, event):
+def record_load(out, event, clusters=None):
     """Append to OUT/load.txt: event (start or end of a measuring session),
     UTC time, the three load averages, the number of cores, read_ahead_kb
-    of the clusters' device."""
+    of the clusters' device (of the one holding `clusters`, by default the
+    temporary directory's)."""
     now = datetime.datetime.now(datetime.timezone.utc)
     with open(out / LOAD_FILE, "a") as f:
         f.write(f"{event} {now:%Y-%m-%dT%H:%M:%S}Z {load_average()} {os.cpu_count()} "
-                f"{read_ahead_kb()}\n")
+                f"{read_ahead_kb(clusters)}\n")
 
 
 def read_load(out):

@@ -16,8 +16,8 @@ from pgkit.vacuum import timed_vacuum
 
 from bench import cached_vacuum
 from bench.vacbench import harness, plan, stats, workloads
-from bench.vacbench.harness import BenchCluster, SlowRead, Throttle
-from bench.vacbench.profiles import PROFILES, profile_settings, throttle_limits
+from bench.vacbench.harness import BenchCluster, SlowDevice, SlowRead, Throttle
+from bench.vacbench.profiles import PROFILES, emulation, profile_settings, throttle_limits
 from bench.vacbench.progress import Progress, log
 from bench.vacbench.store import Results
 
@@ -53,11 +53,21 @@ class Bench:
         self.slow = SlowRead(self.work)
         self.throttle = (Throttle(self.work) if any(PROFILES[p].kernel_throttle
                                                     for p in cfg["profiles"]) else None)
+        # a profile whose storage holds the clusters runs alone (plan.py)
+        own = [p for p in cfg["profiles"] if PROFILES[p].block_device]
+        self.device = None
+        if own:
+            params = emulation(own[0], cfg)
+            self.device = SlowDevice(self.work, self.slow.state, params["latency_us"],
+                                     params["mbps"])
+            log(f"{own[0]}: the clusters on {self.device.loop} (read_ahead_kb "
+                f"{self.device.read_ahead_kb()}), mounted at {self.device.mount}")
+        self.cluster_root = self.device.mount if self.device else self.work
         self.nodes = []
         self.progress = None
 
     def start_cluster(self, server, settings, name):
-        node = BenchCluster(server, self.work, settings, name)
+        node = BenchCluster(server, self.cluster_root, settings, name)
         self.nodes.append(node)
         return node
 
@@ -76,6 +86,8 @@ class Bench:
             log(f"blk-throttle counted {self.throttle.serviced()} read requests of the "
                 "throttled profile's servers")
             self.throttle.close()
+        if self.device:
+            self.device.close()
         self.res.close()
         remove_tree(self.work)
 

@@ -95,8 +95,15 @@ def _scope_subset(cfg, option, allowed, value):
 
 
 def _scope_profiles(cfg, value):
-    """The size's profiles or the opt-in ones."""
+    """The size's profiles or the opt-in ones; a profile whose storage holds
+    the clusters (block_device) alone, as every profile of a run measures
+    the same clusters."""
     _scope_subset(cfg, "profiles", tuple(PROFILES), value)
+    own = [p for p in cfg["profiles"] if PROFILES[p].block_device]
+    if own and len(cfg["profiles"]) > 1:
+        raise ValueError(f"--profiles: {own[0]} puts the clusters on storage of its own "
+                         "and runs alone, not with " +
+                         ", ".join(p for p in cfg["profiles"] if p != own[0]))
 
 
 def _scope_workloads(cfg, value):

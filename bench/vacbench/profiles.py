@@ -41,6 +41,9 @@ class StorageProfile:
     # emulation's parameters are the kernel's block-layer limits of the
     # server's reads (harness.Throttle), not slowread's, which only counts
     kernel_throttle: bool = False
+    # emulation's parameters are bench/slowdev.c's, below the page cache,
+    # on whose device the run's clusters live (harness.SlowDevice)
+    block_device: bool = False
     # run only where --profiles names it, not in a size's profiles
     opt_in: bool = False
 
@@ -106,6 +109,19 @@ PROFILES = {p.name: p for p in (
         "size's profiles: `--profiles throttled` (root, cgroup v1's blkio controller).",
         units={"iops": "read requests per second", "mibps": "MiB read per second"},
         kernel_throttle=True, opt_in=True),
+    replace(
+        LATENCY, name="block-latency", mode="count",
+        description="the latency profile's volume below the page cache: the clusters' "
+        "file system lies on a loop device (direct I/O) whose file bench/slowdev.c serves "
+        "through FUSE, each read request that reaches it sleeping {latency_us} µs plus its "
+        "bytes at {mbps} MB/s in a thread of its own, so that concurrent requests overlap; "
+        "the kernel's readahead pays as VACUUM's own reads do, where under latency it is "
+        "free. On top comes what a request's way through the loop device and FUSE costs on "
+        "this machine, which calibrate() measures with the rest; the loop device's "
+        "read_ahead_kb is the kernel's default (in the header); writes are not delayed; "
+        "slowread only counts. Not in any size's profiles, and alone in a run: `--profiles "
+        "block-latency` (root, /dev/fuse).",
+        block_device=True, opt_in=True),
 )}
 
 # the profiles a size runs (plan.SIZES); --profiles may add the opt-in ones
@@ -137,7 +153,7 @@ def emulation_text(profile, cfg):
 def profile_env(profile, cfg):
     """The SLOWREAD_* environment of a profile (the state file aside)."""
     env = {"SLOWREAD_MODE": PROFILES[profile].mode}
-    if not PROFILES[profile].kernel_throttle:
+    if not (PROFILES[profile].kernel_throttle or PROFILES[profile].block_device):
         env.update({f"SLOWREAD_{k.upper()}": str(v)
                     for k, v in emulation(profile, cfg).items()})
     return env

@@ -154,7 +154,11 @@ def profiles_section(p, cfg):
       "for the timed VACUUM and calibrate(). Buffered reads go through the kernel's "
       "readahead (read_ahead_kb while measuring: in the header; at the report's writing: "
       "under Machine): a read that misses pays, the pages "
-      "readahead brings in with it are later served from the page cache for free.\n")
+      "readahead brings in with it are later served from the page cache for free"
+      + ("; under the profiles whose storage lies below the page cache (as their rows "
+         "say), slowread only counts, and every request that reaches the device pays"
+         if any(PROFILES[x].block_device or PROFILES[x].kernel_throttle
+                for x in cfg["profiles"]) else "") + ".\n")
     p("| profile | storage | emulation | the DBA's settings (why) | servers |")
     p("|---|---|---|---|---|")
     for name in cfg["profiles"]:

@@ -208,8 +208,16 @@ def limits_section(p, size, cfg, med, reps, rows, calib, sweep):
       "is expected even where auto chose the best threshold. Rows where auto read exactly "
       "what another column read are 'the same work' (one VACUUM timed twice).")
     emulated = [x for x in cfg["profiles"] if PROFILES[x].mode != "count"]
-    real = [x for x in cfg["profiles"] if x not in emulated]
-    if emulated:
+    below = [x for x in cfg["profiles"] if PROFILES[x].block_device]
+    real = [x for x in cfg["profiles"] if x not in emulated and x not in below]
+    if below:
+        p(f"- **Emulated storage below the page cache**: {', '.join(below)}: "
+          "bench/slowdev.c's sleeps on a loop device over this machine's disk, not a real "
+          "device: every request that reaches the device pays, the kernel's readahead's "
+          "too, and so does each request's way through the loop device and FUSE. It "
+          "shows whether the autotuner follows such storage (calibrate() measures the "
+          "device VACUUM reads), not how it does on any particular cloud volume.")
+    elif emulated:
         p(f"- **Emulated storage**: {', '.join(emulated)} "
           f"{'is' if len(emulated) == 1 else 'are'} bench/slowread.c's sleeps on this "
           "machine's disk, not real devices: they show whether the autotuner follows the "
