@@ -395,13 +395,17 @@ def test_slowdevice(tmp_path):
     its bytes at the bandwidth, counted in slowread's state (penalised,
     delay_us), and so does the kernel's readahead: buffered reads of a whole
     file go to the device in fewer requests than reads, and those requests
-    carry every byte; switched off, nothing is counted; closed, nothing is
+    carry every byte (the loop device reading ahead as far as the disk
+    does); switched off, nothing is counted; closed, nothing is
     left mounted or attached.  Lower bounds on the delays, as for slowread."""
     slow = harness.SlowRead(tmp_path)
     latency_us, mbps = 2000, 100
     dev = harness.SlowDevice(tmp_path, slow.state, latency_us, mbps)
     try:
         assert os.path.ismount(dev.mount) and dev.loop in attached_loops()
+        # it reads ahead as far as the disk under the other profiles does
+        assert dev.read_ahead_kb() == machine.read_ahead_kb(tmp_path)
+        ra_file = dev.ra_file()
         path = dev.mount / "data"
         fresh_file(path)
         buf = mmap.mmap(-1, PAGE)
@@ -444,6 +448,7 @@ def test_slowdevice(tmp_path):
         dev.close()
     assert not os.path.ismount(dev.mount) and not os.path.ismount(dev.fuse)
     assert dev.loop not in attached_loops() and not dev.image.exists()
+    assert ra_file.read_text().strip() == dev.ra_before
 
 
 @pytest.mark.patched

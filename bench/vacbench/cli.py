@@ -96,7 +96,7 @@ def measure(args, cfg, out):
     if args.read_ahead_kb is not None and any(PROFILES[p].block_device
                                               for p in cfg["profiles"]):
         raise SystemExit("--read-ahead-kb: not with a profile whose device holds the "
-                         "clusters (block-latency): its readahead stays the kernel's default")
+                         "clusters (block-latency): it reads ahead as far as the disk does")
     bench = Bench(args, cfg, servers, out)
     t0 = time.monotonic()
     saved_ra = None

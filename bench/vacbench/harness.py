@@ -17,7 +17,7 @@ from pgkit.cluster import Cluster
 from pgkit.proc import as_build_user, give_to_build_user, run
 from pgkit.vacuum import set_threshold, timed_vacuum_verbose
 
-from bench.vacbench.machine import disk_devno
+from bench.vacbench.machine import disk_devno, read_ahead_kb
 from bench.vacbench.profiles import profile_env
 from bench.vacbench.progress import log
 
@@ -93,8 +93,10 @@ class SlowDevice:
     """The block-latency profile's storage: bench/slowdev.c's FUSE file,
     whose reads sleep while slowread's switch is on, under a loop device
     (direct I/O: no page cache between the two) with an ext4 file system
-    mounted at `mount`, where the run's clusters live.  The loop device's
-    read_ahead_kb is the kernel's default for a new device."""
+    mounted at `mount`, where the run's clusters live.  The loop device
+    reads ahead as far as the disk holding `work` does (its read_ahead_kb,
+    set on the loop device), the disk the other profiles' clusters lie
+    on."""
 
     SIZE = 16 << 30        # sparse: the clusters of a run, WAL included
 
@@ -108,6 +110,7 @@ class SlowDevice:
         self.mount = self.dir / "fs"
         self.image = self.dir / "backing.img"
         self.loop = None
+        self.ra_before = None    # the loop device's read_ahead_kb, restored
         for d in (self.fuse, self.mount):
             d.mkdir(parents=True)
         prog = self.dir / "slowdev"
@@ -125,17 +128,26 @@ class SlowDevice:
             run(["mkfs.ext4", "-q", "-F", "-N", "65536", "-E",
                  "lazy_itable_init=0,lazy_journal_init=0", self.loop])
             run(["mount", self.loop, self.mount])
+            ra = read_ahead_kb(work)
+            if ra.isdigit():
+                self.ra_before = self.read_ahead_kb()
+                self.ra_file().write_text(f"{ra}\n")
         except BaseException:
             self.close()
             raise
         give_to_build_user(self.mount)
 
+    def ra_file(self):
+        return Path("/sys/block") / Path(self.loop).name / "queue" / "read_ahead_kb"
+
     def read_ahead_kb(self):
-        return (Path("/sys/block") / Path(self.loop).name / "queue" /
-                "read_ahead_kb").read_text().strip()
+        return self.ra_file().read_text().strip()
 
     def close(self):
-        """Unmount and detach; the backing file goes."""
+        """Unmount and detach, the loop device reading ahead as before; the
+        backing file goes."""
+        if self.ra_before is not None:
+            self.ra_file().write_text(f"{self.ra_before}\n")
         for cmd in (["umount", self.mount], ["losetup", "--detach", self.loop],
                     ["fusermount3", "-u", self.fuse]):
             if cmd[-1] is None or (cmd[0] == "umount" and not os.path.ismount(self.mount)):

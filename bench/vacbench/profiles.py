@@ -117,8 +117,9 @@ PROFILES = {p.name: p for p in (
         "bytes at {mbps} MB/s in a thread of its own, so that concurrent requests overlap; "
         "the kernel's readahead pays as VACUUM's own reads do, where under latency it is "
         "free. On top comes what a request's way through the loop device and FUSE costs on "
-        "this machine, which calibrate() measures with the rest; the loop device's "
-        "read_ahead_kb is the kernel's default (in the header); writes are not delayed; "
+        "this machine, which calibrate() measures with the rest; the loop device reads "
+        "ahead as far as the disk under the other profiles (read_ahead_kb: in the header); "
+        "writes are not delayed; "
         "slowread only counts. Not in any size's profiles, and alone in a run: `--profiles "
         "block-latency` (root, /dev/fuse).",
         block_device=True, opt_in=True),
