@@ -6,10 +6,10 @@ Each section writes through the line writer p."""
 from bench.vacbench.plan import SIZES
 from bench.vacbench.profiles import PROFILES
 from bench.vacbench.stats import (AUTO, AUTO_SETTINGS, PROFILE_BEST_LIMIT, ROW_BEST_LIMIT,
-                                  STOCK_LIMIT, auto_used, best_constant, blind_best, charged_spread,
-                                  chosen_in_fixed, decided, geomean, group_of, group_verdict,
-                                  max_reps, overall_verdict, ranking, rows_of, score_rows,
-                                  skip_thresholds, verdicts)
+                                  STOCK_LIMIT, auto_used, best_constant, blind_best,
+                                  charged_spread, chosen_in_fixed, decided, geomean, group_of,
+                                  group_verdict, max_reps, overall_verdict, ranking, rows_of,
+                                  score_rows, skip_thresholds, verdicts)
 
 
 def used(sweep, group, column, workload=None, frac=None):
@@ -184,12 +184,13 @@ def charged_text(sweep, profiles):
     server, _, profile, workload, frac, column = cell
     return (f" Here, with buffered reads on {', '.join(profiles)}, the share of a VACUUM's "
             f"reads charged varied more than twofold between the repetitions of one cell "
-            f"(workload, fraction and threshold alike) in {wide} of {len(spread)} cells; "
-            f"most widely {server} {profile} {workload} {frac:g} at {column}: "
-            f"{100 * least:.1f} % to {100 * most:.1f} %. The cache was evicted before each "
-            "VACUUM: what it served uncharged, the kernel's readahead had read during the "
-            "VACUUM, and whether it got ahead of VACUUM's reads varies from run to run: "
-            "those rows' times, and calibrate()'s figures there, carry that spread.")
+            f"(one workload, fraction and threshold; each repetition changes rows of its "
+            f"own) in {wide} of {len(spread)} cells; most widely {server} {profile} "
+            f"{workload} {frac:g} at {column}: {100 * least:.1f} % to {100 * most:.1f} %. "
+            "The cache was evicted before each VACUUM: what it served uncharged, the "
+            "kernel's readahead had read during the VACUUM, and whether readahead got ahead "
+            "of VACUUM's reads varies from VACUUM to VACUUM; those rows' times carry that "
+            "spread.")
 
 
 def limits_section(p, size, cfg, med, reps, rows, calib, sweep):
