@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -172,10 +173,22 @@ int
 main(int argc, char **argv)
 {
 	int			fd;
+	char	   *end_l;
+	char	   *end_m;
 
 	if (argc < 6)
 	{
 		fprintf(stderr, "usage: %s BACKING STATE LATENCY_US MBPS MOUNTPOINT [FUSE options]\n",
+				argv[0]);
+		return 2;
+	}
+	latency_us = strtol(argv[3], &end_l, 10);
+	mbps = strtod(argv[4], &end_m);
+	/* at most 10 s a request; a bandwidth of 0 (none) or at least 1 byte/s */
+	if (*argv[3] == '\0' || *end_l != '\0' || latency_us < 0 || latency_us > 10000000 ||
+		*argv[4] == '\0' || *end_m != '\0' || !(mbps == 0 || (mbps >= 1e-6 && mbps <= 1e6)))
+	{
+		fprintf(stderr, "%s: LATENCY_US wants 0 to 10000000, MBPS 0 or 1e-6 to 1e6\n",
 				argv[0]);
 		return 2;
 	}
@@ -193,13 +206,13 @@ main(int argc, char **argv)
 		return 1;
 	}
 	close(fd);
-	latency_us = atol(argv[3]);
-	mbps = atof(argv[4]);
-	if (latency_us < 0 || !(mbps >= 0))
-	{
-		fprintf(stderr, "%s: LATENCY_US and MBPS must not be negative\n", argv[0]);
-		return 2;
-	}
+	/*
+	 * The loop device writes back through slowdev: memory reclaim must not
+	 * wait on slowdev's own writes (Linux 5.6; without it, as before).
+	 */
+#ifdef PR_SET_IO_FLUSHER
+	(void) prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0);
+#endif
 	/* FUSE's arguments: the program's name, the mount point, the options */
 	argv[4] = argv[0];
 	return fuse_main(argc - 4, argv + 4, &ops, NULL);

@@ -389,22 +389,30 @@ def attached_loops():
     return run(["losetup", "--list", "--noheadings", "--output", "NAME"]).split()
 
 
-def test_slowdevice(tmp_path):
+def test_slowdevice(tmp_path, monkeypatch):
     """bench/slowdev.c under harness.SlowDevice (the block-latency profile):
     switched on, each request that reaches the device pays the latency plus
     its bytes at the bandwidth, counted in slowread's state (penalised,
     delay_us), and so does the kernel's readahead: buffered reads of a whole
     file go to the device in fewer requests than reads, and those requests
-    carry every byte (the loop device reading ahead as far as the disk
-    does); switched off, nothing is counted; closed, nothing is
-    left mounted or attached.  Lower bounds on the delays, as for slowread."""
+    carry every byte (the loop device reading its file with direct I/O and
+    reading ahead as far as the disk does); switched off, nothing is
+    counted; closed, nothing is left mounted or attached, the daemon has
+    exited and the loop device reads ahead as before.  Lower bounds on the
+    delays, as for slowread."""
     slow = harness.SlowRead(tmp_path)
     latency_us, mbps = 2000, 100
+    # it reads ahead as far as the disk under the other profiles does: a
+    # value no loop device has unless set
+    monkeypatch.setattr(harness, "read_ahead_kb", lambda path: "4104")
     dev = harness.SlowDevice(tmp_path, slow.state, latency_us, mbps)
+    daemon = dev.daemon
     try:
         assert os.path.ismount(dev.mount) and dev.loop in attached_loops()
-        # it reads ahead as far as the disk under the other profiles does
-        assert dev.read_ahead_kb() == machine.read_ahead_kb(tmp_path)
+        loop_dir = Path("/sys/block") / Path(dev.loop).name
+        assert (loop_dir / "loop" / "dio").read_text().strip() == "1"
+        assert dev.read_ahead_kb() == "4104" and dev.ra_before != "4104"
+        ra_before = dev.ra_before
         ra_file = dev.ra_file()
         path = dev.mount / "data"
         fresh_file(path)
@@ -447,8 +455,9 @@ def test_slowdevice(tmp_path):
     finally:
         dev.close()
     assert not os.path.ismount(dev.mount) and not os.path.ismount(dev.fuse)
-    assert dev.loop not in attached_loops() and not dev.image.exists()
-    assert ra_file.read_text().strip() == dev.ra_before
+    assert f"/dev/{loop_dir.name}" not in attached_loops() and not dev.image.exists()
+    assert daemon.poll() is not None
+    assert ra_file.read_text().strip() == ra_before
 
 
 @pytest.mark.patched

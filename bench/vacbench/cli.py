@@ -104,12 +104,14 @@ def measure(args, cfg, out):
         saved_ra = set_read_ahead_kb(args.read_ahead_kb)
         log(f"read_ahead_kb {args.read_ahead_kb} (was {saved_ra}) while measuring")
     try:
-        record_load(out, "start", bench.cluster_root)
         try:
+            record_load(out, "start", bench.cluster_root)
             bench.run(phases)
         finally:
-            record_load(out, "end", bench.cluster_root)
-            bench.close()
+            try:
+                record_load(out, "end", bench.cluster_root)
+            finally:
+                bench.close()
     finally:
         if saved_ra is not None:
             set_read_ahead_kb(saved_ra)

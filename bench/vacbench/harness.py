@@ -8,6 +8,7 @@ import json
 import os
 import re
 import struct
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -99,16 +100,21 @@ class SlowDevice:
     on."""
 
     SIZE = 16 << 30        # sparse: the clusters of a run, WAL included
+    WAIT_S = 10            # for the FUSE mount to appear, the loop device to let go
 
     def __init__(self, work, state, latency_us, mbps):
-        if os.geteuid() != 0 or not Path("/dev/fuse").exists():
-            raise SystemExit("the block-latency profile needs root and /dev/fuse (a FUSE "
-                             "file under a loop device); this machine has "
-                             f"{'not root' if os.geteuid() else 'no /dev/fuse'}")
+        ra = read_ahead_kb(work)
+        if os.geteuid() != 0 or not Path("/dev/fuse").exists() or not ra.isdigit():
+            raise SystemExit("the block-latency profile needs root, /dev/fuse (a FUSE file "
+                             f"under a loop device) and {work} on a block device, whose "
+                             "read_ahead_kb the loop device takes; this machine has " +
+                             ("not root" if os.geteuid() else "no /dev/fuse"
+                              if not Path("/dev/fuse").exists() else f"{work} on none"))
         self.dir = work / "slowdev"
         self.fuse = self.dir / "fuse"
         self.mount = self.dir / "fs"
         self.image = self.dir / "backing.img"
+        self.daemon = None
         self.loop = None
         self.ra_before = None    # the loop device's read_ahead_kb, restored
         for d in (self.fuse, self.mount):
@@ -118,24 +124,35 @@ class SlowDevice:
         run(["cc", "-O2", "-Wall", "-o", prog, TOP / "bench" / "slowdev.c", *flags])
         with open(self.image, "wb") as f:
             f.truncate(self.SIZE)
-        # fuse_main() returns once mounted and serves from a daemon of its own
-        run([prog, self.image, state, str(int(latency_us)), str(float(mbps)), self.fuse,
-             "-o", "max_threads=64"])
         try:
+            # in the foreground (-f), so that close() can wait for it
+            log_file = self.dir / "slowdev.log"
+            with open(log_file, "w") as log_out:
+                self.daemon = subprocess.Popen(
+                    [prog, self.image, state, str(int(latency_us)), str(float(mbps)),
+                     self.fuse, "-f", "-o", "max_threads=64"], stdout=log_out, stderr=log_out)
+            deadline = time.monotonic() + self.WAIT_S
+            while not os.path.ismount(self.fuse):
+                if self.daemon.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"bench/slowdev.c did not mount {self.fuse}: "
+                                       f"{log_file.read_text().strip() or 'no message'}")
+                time.sleep(0.05)
             self.loop = run(["losetup", "--direct-io=on", "--sector-size", "4096", "--find",
                              "--show", self.fuse / "volume"]).strip()
+            dio = Path("/sys/block") / Path(self.loop).name / "loop" / "dio"
+            if dio.read_text().strip() != "1":
+                raise RuntimeError(f"{self.loop} reads its file through the page cache "
+                                   "(losetup could not switch it to direct I/O)")
             # inode tables written now, not by ext4's lazy init while measuring
             run(["mkfs.ext4", "-q", "-F", "-N", "65536", "-E",
-                 "lazy_itable_init=0,lazy_journal_init=0", self.loop])
+                 "lazy_itable_init=0,lazy_journal_init=0,nodiscard", self.loop])
             run(["mount", self.loop, self.mount])
-            ra = read_ahead_kb(work)
-            if ra.isdigit():
-                self.ra_before = self.read_ahead_kb()
-                self.ra_file().write_text(f"{ra}\n")
+            self.ra_before = self.read_ahead_kb()
+            self.ra_file().write_text(f"{ra}\n")
+            give_to_build_user(self.mount)
         except BaseException:
             self.close()
             raise
-        give_to_build_user(self.mount)
 
     def ra_file(self):
         return Path("/sys/block") / Path(self.loop).name / "queue" / "read_ahead_kb"
@@ -144,19 +161,38 @@ class SlowDevice:
         return self.ra_file().read_text().strip()
 
     def close(self):
-        """Unmount and detach, the loop device reading ahead as before; the
-        backing file goes."""
-        if self.ra_before is not None:
-            self.ra_file().write_text(f"{self.ra_before}\n")
-        for cmd in (["umount", self.mount], ["losetup", "--detach", self.loop],
-                    ["fusermount3", "-u", self.fuse]):
-            if cmd[-1] is None or (cmd[0] == "umount" and not os.path.ismount(self.mount)):
-                continue
-            try:
-                run(cmd)
-            except RuntimeError as e:
-                print(e, file=sys.stderr)
-        self.image.unlink(missing_ok=True)
+        """Unmount, detach (the loop device reading ahead as before), stop
+        the daemon; the backing file goes.  Each step only once the one
+        before it is done: what is left says so on stderr."""
+        try:
+            if self.ra_before is not None:
+                self.ra_file().write_text(f"{self.ra_before}\n")
+                self.ra_before = None
+            if os.path.ismount(self.mount):
+                run(["umount", self.mount])
+            if self.loop:
+                run(["losetup", "--detach", self.loop])
+                # a loop device held open (a udev probe) lets go of its file
+                # only when closed
+                held = Path("/sys/block") / Path(self.loop).name / "loop" / "backing_file"
+                deadline = time.monotonic() + self.WAIT_S
+                while held.exists() and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                if held.exists():
+                    raise RuntimeError(f"{self.loop} still holds {self.fuse / 'volume'}")
+                self.loop = None
+            if self.daemon:
+                if os.path.ismount(self.fuse):
+                    run(["fusermount3", "-u", self.fuse])
+                elif self.daemon.poll() is None:
+                    self.daemon.terminate()       # it never mounted
+                self.daemon.wait(self.WAIT_S)
+                self.daemon = None
+            self.image.unlink(missing_ok=True)
+        except (OSError, RuntimeError, subprocess.TimeoutExpired) as e:
+            print(f"the block-latency device is left (mounted at {self.mount}, loop device "
+                  f"{self.loop}, daemon {self.daemon and self.daemon.pid}): {e}",
+                  file=sys.stderr)
 
 
 class SlowRead:

@@ -58,8 +58,12 @@ class Bench:
         self.device = None
         if own:
             params = emulation(own[0], cfg)
-            self.device = SlowDevice(self.work, self.slow.state, params["latency_us"],
-                                     params["mbps"])
+            try:
+                self.device = SlowDevice(self.work, self.slow.state, params["latency_us"],
+                                         params["mbps"])
+            except BaseException:
+                remove_tree(self.work)
+                raise
             log(f"{own[0]}: the clusters on {self.device.loop} (read_ahead_kb "
                 f"{self.device.read_ahead_kb()}), mounted at {self.device.mount}")
         self.cluster_root = self.device.mount if self.device else self.work
@@ -80,16 +84,18 @@ class Bench:
         for n in self.nodes:
             try:
                 n.stop()
-            except RuntimeError as e:
+            except (OSError, RuntimeError) as e:
                 print(e, file=sys.stderr)
-        if self.throttle:
-            log(f"blk-throttle counted {self.throttle.serviced()} read requests of the "
-                "throttled profile's servers")
-            self.throttle.close()
-        if self.device:
-            self.device.close()
-        self.res.close()
-        remove_tree(self.work)
+        try:
+            if self.throttle:
+                log(f"blk-throttle counted {self.throttle.serviced()} read requests of the "
+                    "throttled profile's servers")
+                self.throttle.close()
+        finally:
+            if self.device:
+                self.device.close()      # says on stderr what it leaves
+            self.res.close()
+            remove_tree(self.work)
 
     def install(self):
         """Private copies of the servers; vacskip built once per major
