@@ -29,7 +29,8 @@ REV14 = RUNS[5]
 # default runs of revision 20 (the stream's noise counted by the
 # difference of its shares)
 RUNS_20 = [RESULTS / "2026-12-06-vm-2c24g-default-shared-noise",
-           RESULTS / "2026-12-06-vm-2c24g-default-shared-noise-2"]
+           RESULTS / "2026-12-06-vm-2c24g-default-shared-noise-2",
+           RESULTS / "2026-12-06-vm-2c24g-default-shared-noise-3"]
 
 
 def test_map_counts_follow_the_skip_rule():
