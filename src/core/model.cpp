@@ -224,8 +224,11 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 		m.skip_cost = m.seq_cost = 0.0;
 		m.noise_dof = c.noise_dof;
 		const double work_noise = measured_noise(c, m.run_density);
+		// the pages read on in a stream: the same part, and noise, at every
+		// threshold
+		double shared = 0.0;
 		for (int t = 0; t < kGapCount; t++) {
-			double start = 0.0, rest = 0.0, spread = 0.0, shared = 0.0;
+			double start = 0.0, rest = 0.0, spread = 0.0;
 			if (map != nullptr)
 				calibrated_reads(m, c, kGaps[t], map->needed + map->read_through[t],
 								 map->read_through[t], &start, &rest, &spread, &shared);
@@ -239,8 +242,8 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 			// same part of every threshold's cost
 			m.noise[t] = m.cost[t] > 0.0 ? (spread + work * work_noise) / m.cost[t] :
 				work_noise;
-			m.shared_noise = shared;
 		}
+		m.shared_noise = shared;
 		// Thresholds that read the same pages cost the same: what the
 		// highest of them costs.
 		for (int t = kGapCount - 2; map != nullptr && t >= 0; t--)
