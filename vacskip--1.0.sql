@@ -104,7 +104,9 @@ CREATE FUNCTION calibrate(
     OUT read_noise float8[],
     OUT start_read_noise float8[],
     OUT cpu_page_us float8,
-    OUT cpu_tuple_us float8)
+    OUT cpu_tuple_us float8,
+    OUT round_read_us float8[],
+    OUT round_start_read_us float8[])
 RETURNS record
 AS 'MODULE_PATHNAME', 'vacskip_calibrate'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;

@@ -64,7 +64,13 @@ SELECT tablespace, rounds >= 1 AS measured, seconds > 0 AS took_time,
        -- each density's noise; it needs two rounds to be measured
        array_length(read_noise, 1) = 8 AND array_length(start_read_noise, 1) = 8 AND
          (SELECT bool_and(n >= 0 AND (n = 0) = (rounds = 1))
-          FROM unnest(read_noise || start_read_noise) n) AS noise_ok
+          FROM unnest(read_noise || start_read_noise) n) AS noise_ok,
+       -- each round's figures, by density, threshold and round
+       array_dims(round_read_us) = format('[1:8][1:6][1:%s]', rounds) AND
+         array_dims(round_start_read_us) = array_dims(round_read_us) AND
+         (SELECT bool_and(r > 0) FROM unnest(round_read_us || round_start_read_us) r) AND
+         (round_start_read_us = round_read_us) = (io_path LIKE 'direct reads%')
+         AS rounds_ok
 FROM vacskip.calibrate(seconds => 0.5);
 -- after a plain VACUUM every page is all-visible: only the last page must
 -- be read; with the hook the threshold is the cheapest of the priced ones

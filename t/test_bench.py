@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import noise_rules
 from bench.vacbench import harness, machine, plan, stats, store
 from bench.vacbench.profiles import PROFILES, throttle_limits
 from pgkit import TOP
@@ -121,6 +122,14 @@ def test_bench_smoke(server, tmp_path):
     for r in calib:
         note = json.loads(r["note"])
         assert note["calibrate"]["rounds"] >= 1 and note["calibrate"]["io_path"]
+        # its figures and noises follow from the rounds it returned, as
+        # docs/model.md says they are taken (bench/noise_rules.py)
+        got = noise_rules.figures(note["calibrate"])
+        for key, values in zip(("read_us", "read_noise", "start_read_us",
+                                "start_read_noise"), got):
+            flat = noise_rules.flat
+            assert flat(values) == pytest.approx(flat(note["calibrate"][key]),
+                                                 rel=1e-9, abs=1e-12), key
         workloads = set(plan.workloads_of(cfg, r["profile"]))
         assert workloads <= set(note["workloads"])
         assert all(v["cost_source"] == "calibration" for v in note["workloads"].values())

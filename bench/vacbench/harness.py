@@ -443,7 +443,9 @@ def numbers_text(v):
 
 def calibration_text(cal):
     """calibrate()'s figures in one line: every array column (µs per page
-    read, and what they are measured at) and the CPU costs."""
-    arrays = [f"{k} {numbers_text(v)}" for k, v in cal.items() if isinstance(v, list)]
+    read, and what they are measured at) but each round's figures, and the
+    CPU costs."""
+    arrays = [f"{k} {numbers_text(v)}" for k, v in cal.items()
+              if isinstance(v, list) and not k.startswith("round_")]
     return "; ".join(arrays + [f"cpu {cal.get('cpu_page_us', 0):.2f} us/page + "
                                f"{cal.get('cpu_tuple_us', 0):.3f} us/tuple"])

@@ -894,8 +894,10 @@ current_path(Oid spcoid, vacskip::CalibrationRecord *rec)
 	rec->io_combine_limit = now.io_combine_limit;
 }
 
-// The measurement; fills rec->costs and rec->rounds.
-void
+// The measurement; fills rec->costs and rec->rounds, and returns each
+// round's figures (pattern k's of round r at [k * kMaxRounds + r], of its
+// first part at [(kPatterns + k) * kMaxRounds + r]).
+double *
 measure(Relation io, Relation cpu, Relation fill, double seconds, instr_time start,
 		vacskip::CalibrationRecord *rec)
 {
@@ -1044,6 +1046,7 @@ measure(Relation io, Relation cpu, Relation fill, double seconds, instr_time sta
 						 std::min(std::ceil((setup_us + kRoundsLeftFor * first_round_us) / 1e6),
 								  kMaxSeconds),
 						 first_round_us / 1e6)));
+	return samples;
 }
 
 }  // namespace
@@ -1081,7 +1084,8 @@ vacskip_calibrate(PG_FUNCTION_ARGS)
 		vacskip::CalibrationRecord rec;
 
 		current_path(spcoid, &rec);
-		measure(io, cpu, fill, seconds, start, &rec);
+		const double *samples = measure(io, cpu, fill, seconds, start, &rec);
+
 		drop_scratch(io);
 		drop_scratch(cpu);
 		drop_scratch(fill);
@@ -1089,7 +1093,8 @@ vacskip_calibrate(PG_FUNCTION_ARGS)
 		rec.measured_at = static_cast<int64>(time(nullptr));
 		strlcpy(rec.tablespace, spcname, sizeof(rec.tablespace));
 		vacskip::pg::save_calibration(spcoid, rec);
-		return vacskip::pg::calibration_datum(tupdesc, spcoid, rec);
+		return vacskip::pg::calibration_datum(tupdesc, spcoid, rec, samples,
+											  vacskip::kMaxRounds);
 	});
 }
 

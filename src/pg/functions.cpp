@@ -145,6 +145,25 @@ float8_matrix(const double *xs, int rows, int cols)
 											  TYPALIGN_DOUBLE));
 }
 
+// A [rows][cols][depth] array of xs[(i * cols + j) * stride + r], r below
+// depth.
+Datum
+float8_cube(const double *xs, int rows, int cols, int depth, int stride)
+{
+	if (depth < 1)
+		return PointerGetDatum(construct_empty_array(FLOAT8OID));
+	Datum	   *elems = static_cast<Datum *>(palloc(sizeof(Datum) * rows * cols * depth));
+	int			dims[3] = {rows, cols, depth};
+	int			lbs[3] = {1, 1, 1};
+
+	for (int i = 0; i < rows * cols; i++)
+		for (int r = 0; r < depth; r++)
+			elems[i * depth + r] = Float8GetDatum(xs[i * stride + r]);
+	return PointerGetDatum(construct_md_array(elems, nullptr, 3, dims, lbs, FLOAT8OID,
+											  sizeof(float8), FLOAT8PASSBYVAL,
+											  TYPALIGN_DOUBLE));
+}
+
 Datum
 float8_array(const double *xs, int n)
 {
@@ -236,9 +255,10 @@ describe_io_path(const vacskip::StorageInputs &in, char *out, size_t size)
 }
 
 Datum
-calibration_datum(TupleDesc tupdesc, Oid spcoid, const vacskip::CalibrationRecord &rec)
+calibration_datum(TupleDesc tupdesc, Oid spcoid, const vacskip::CalibrationRecord &rec,
+				  const double *samples, int stride)
 {
-	constexpr int ncols = 12;
+	constexpr int ncols = 14;
 	Datum		v[ncols];
 	bool		nulls[ncols] = {};
 	char		path[512];
@@ -269,6 +289,13 @@ calibration_datum(TupleDesc tupdesc, Oid spcoid, const vacskip::CalibrationRecor
 	v[i++] = float8_array(rec.costs.start_read_noise, vacskip::kDensityCount);
 	v[i++] = Float8GetDatum(rec.costs.cpu_page_us);
 	v[i++] = Float8GetDatum(rec.costs.cpu_tuple_us);
+	// each round's figures as measured, before its level is taken out
+	constexpr int npatterns = vacskip::kDensityCount * vacskip::kGapCount;
+
+	v[i++] = float8_cube(samples, vacskip::kDensityCount, vacskip::kGapCount, rec.rounds,
+						 stride);
+	v[i++] = float8_cube(samples + npatterns * stride, vacskip::kDensityCount,
+						 vacskip::kGapCount, rec.rounds, stride);
 	Assert(i == ncols);
 	return HeapTupleGetDatum(heap_form_tuple(tupdesc, v, nulls));
 }

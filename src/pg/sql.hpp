@@ -9,8 +9,12 @@ namespace vacskip::pg {
 // The blessed tuple descriptor of a function returning a record.
 TupleDesc result_tupdesc(FunctionCallInfo fcinfo);
 
-// calibrate()'s result row for a calibration of tablespace `spcoid`.
-Datum calibration_datum(TupleDesc tupdesc, Oid spcoid, const vacskip::CalibrationRecord &rec);
+// calibrate()'s result row for a calibration of tablespace `spcoid`;
+// samples[k * stride + r] is pattern k's figure (k = density * thresholds +
+// threshold) in round r, samples[(patterns + k) * stride + r] that of its
+// first part, for rec.rounds rounds.
+Datum calibration_datum(TupleDesc tupdesc, Oid spcoid, const vacskip::CalibrationRecord &rec,
+						const double *samples, int stride);
 
 // "buffered reads, io_method worker with 3 workers, ...: 3 in flight": the
 // I/O path of `in`, for people.
