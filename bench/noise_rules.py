@@ -4,15 +4,18 @@ the noise, judged on a finished run's measurements.
 calibrate() returns each round's figure of every pattern (round_read_us,
 round_start_read_us: density × threshold × round, µs per page to read).
 figures() transcribes src/core/calibration.cpp's density_figures(): per
-density, each pattern's median over the rounds with each round's level
-taken out, and the noise from the residual of the two-way layout of the
-density's six patterns and the rounds.  A run's calibrations (runs.csv's
-notes) hold the rounds where it was made with a calibrate() that returns
-them; on those a noise rule can be replayed as bench/replay.py replays a
-model: which threshold it chooses for each row, and what that threshold
-measured there.
+density, with direct reads the timings a disturbance took set aside
+(revision 21; set_aside()), each pattern's median over the rounds with
+each round's level taken out, and the noise from the residual of the
+two-way layout of the density's six patterns and the rounds.  A run's
+calibrations (runs.csv's notes) hold the rounds where it was made with a
+calibrate() that returns them; on those a rule can be replayed as
+bench/replay.py replays a model: which threshold the model chooses for
+each row from the figures and noises the rule takes, and what that
+threshold measured there.  The rules: revision 20 (every timing
+counted), revision 21, and every timing tested (buffered reads' too).
 
-    python3 -m bench.noise_rules DIR [DIR ...]
+    python3 -m bench.noise_rules [--rows] DIR [DIR ...]
 """
 
 import argparse
@@ -22,8 +25,131 @@ import sys
 from pathlib import Path
 
 from bench import replay
+from bench.vacbench import stats
 
 PI = math.pi
+
+
+# ------------------------------------------------------ Student's t
+
+def incomplete_beta(x, a, b):
+    """The regularized incomplete beta function I_x(a, b), by its continued
+    fraction (evaluated with the modified Lentz method), through the
+    symmetry I_x(a, b) = 1 - I_{1-x}(b, a) where the fraction converges
+    slowly."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    if x > (a + 1) / (a + b + 2):
+        return 1.0 - incomplete_beta(1 - x, b, a)
+    front = math.exp(a * math.log(x) + b * math.log1p(-x) + math.lgamma(a + b)
+                     - math.lgamma(a) - math.lgamma(b)) / a
+    tiny = 1e-300
+    f, c, d = tiny, tiny, 0.0
+    for i in range(0, 400):
+        m = i // 2
+        if i == 0:
+            num = 1.0
+        elif i % 2 == 0:
+            num = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m))
+        else:
+            num = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))
+        d = 1 + num * d
+        d = 1 / (d if abs(d) > tiny else tiny)
+        c = 1 + num / c
+        c = c if abs(c) > tiny else tiny
+        f *= c * d
+        if abs(c * d - 1) < 1e-15:
+            break
+    return front * f
+
+def t_upper(t, nu):
+    """P(T > t) for Student's t with nu degrees of freedom, t >= 0."""
+    return 0.5 * incomplete_beta(nu / (nu + t * t), nu / 2, 0.5)
+
+def t_quantile(p, nu):
+    """The t with P(T > t) = p, 0 < p < 1/2."""
+    lo, hi = 0.0, 1.0
+    while t_upper(hi, nu) > p:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if t_upper(mid, nu) > p:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+# ------------------------------------------------------ disturbed timings
+
+ALPHA = 0.05
+
+
+def fill(y, cells):
+    """y with the given cells replaced by what the two-way layout of the
+    others predicts for them (each pattern's and each round's level, fitted
+    to the cells kept: least squares, by iterating the fit until the
+    predictions stand still)."""
+    k, r = len(y), len(y[0])
+    z = [row[:] for row in y]
+    for _ in range(MAX_FILL_STEPS):
+        pm = [sum(row) / r for row in z]
+        rm = [sum(z[i][j] for i in range(k)) / k for j in range(r)]
+        g = sum(rm) / r
+        moved = 0.0
+        for i, j in cells:
+            v = pm[i] + rm[j] - g
+            moved = max(moved, abs(v - z[i][j]))
+            z[i][j] = v
+        if moved < 1e-12:
+            break
+    return z
+
+
+MAX_FILL_STEPS = 1000
+
+
+def set_aside(y):
+    """calibration.cpp's density_figures(): the cells of one density's
+    layout y[pattern][round] (logarithms) that the layout's own spread
+    cannot account for, one at a time: the largest externally studentized
+    residual, while it exceeds Student's t quantile at ALPHA / 2 over the
+    cells tested (two-sided, Bonferroni) and its pattern and round each
+    keep two cells besides it, the fit redone without it.  Three rounds
+    at least (with two, a pattern's two residuals are one number)."""
+    k, r = len(y), len(y[0])
+    if k < 2 or r < 3:
+        return []
+    h = 1 / k + 1 / r - 1 / (k * r)      # a cell's leverage in the layout
+    cells = []
+
+    def may(i, j):
+        return ((i, j) not in cells and
+                sum((i, c) not in cells for c in range(r)) > 2 and
+                sum((c, j) not in cells for c in range(k)) > 2)
+    while True:
+        nu = (k - 1) * (r - 1) - len(cells)
+        if nu < 3:
+            return cells
+        e = residuals(fill(y, cells))
+        s2 = sum(x * x for row in e for x in row) / nu
+        if not s2 > 0:
+            return cells
+        worst, at = 0.0, None
+        for i in range(k):
+            for j in range(r):
+                if not may(i, j):
+                    continue
+                t2 = e[i][j] ** 2 / (s2 * (1 - h))
+                te = math.inf if t2 >= nu - 1e-12 else math.sqrt(t2 * (nu - 1) / (nu - t2))
+                if te > worst:
+                    worst, at = te, (i, j)
+        tested = k * r - len(cells)
+        if at is None or not worst > t_quantile(ALPHA / 2 / tested, nu - 1):
+            return cells
+        cells.append(at)
 
 
 def logs(cube_d, rounds):
@@ -41,15 +167,15 @@ def residuals(y):
     return [[y[i][j] - pm[i] - rm[j] + g for j in range(r)] for i in range(k)]
 
 
-def sd_noise(y):
+def sd_noise(y, set_aside=0):
     """calibration.cpp's read_noise(): the residual's standard deviation,
-    (patterns - 1) × (rounds - 1) degrees of freedom, times sqrt(π/2) over
-    sqrt(rounds); 0 with fewer than two rounds."""
+    (patterns - 1) × (rounds - 1) - set_aside degrees of freedom, times
+    sqrt(π/2) over sqrt(rounds); 0 with fewer than two rounds."""
     k, r = len(y), len(y[0])
     if k < 2 or r < 2:
         return 0.0
     ss = sum(e * e for row in residuals(y) for e in row)
-    return math.sqrt(PI / 2 * ss / ((k - 1) * (r - 1)) / r)
+    return math.sqrt(PI / 2 * ss / ((k - 1) * (r - 1) - set_aside) / r)
 
 
 def medians(y):
@@ -62,18 +188,43 @@ def medians(y):
             for i in range(k)]
 
 
-def figures(cal, noise=sd_noise):
+def density(y, outliers=True):
+    """One density's figures and noise from its [pattern][round]
+    logarithms, as calibration.cpp's density_figures() takes them, with
+    `outliers` the timings a disturbance took set aside (calibrate() does
+    with direct reads)."""
+    cells = set_aside(y) if outliers else []
+    z = fill(y, cells)
+    noise = sd_noise(z, len(cells))
+    if cells:
+        nu = (len(y) - 1) * (len(y[0]) - 1)
+        noise *= t_quantile(0.05, nu - len(cells)) / t_quantile(0.05, nu)
+    return medians(z), noise
+
+
+def revision21(y, direct):
+    """calibrate()'s rule: disturbed timings set aside with direct reads."""
+    return density(y, outliers=direct)
+
+
+def revision20(y, direct):
+    """Revision 20's: every timing counted."""
+    return density(y, outliers=False)
+
+
+def figures(cal, rule=revision21):
     """(read_us, read_noise, start_read_us, start_read_noise) from a
-    calibration's rounds, the noise taken by `noise`; None where the
-    calibration holds no rounds."""
+    calibration's rounds, each density's taken by rule(layout, direct
+    reads); None where the calibration holds no rounds."""
     rounds = cal.get("rounds", 0)
+    direct = str(cal.get("io_path", "")).startswith("direct reads")
     out = []
     for key in ("round_read_us", "round_start_read_us"):
         cube = cal.get(key)
         if not isinstance(cube, list) or rounds < 1:
             return None
-        ys = [logs(c, rounds) for c in cube]
-        out += [[medians(y) for y in ys], [noise(y) for y in ys]]
+        got = [rule(logs(c, rounds), direct) for c in cube]
+        out += [[f for f, _ in got], [n for _, n in got]]
     return tuple(out)
 
 
@@ -82,22 +233,25 @@ def flat(xs):
     return [y for x in xs for y in flat(x)] if isinstance(xs, list) else [xs]
 
 
-def with_noise(cal, noise):
-    """The calibration as calibrate() would have kept it had it taken the
-    noise by `noise` (the figures as they are)."""
-    got = figures(cal, noise)
+def with_rule(cal, rule):
+    """The calibration as calibrate() would have kept it had it taken each
+    density's figures and noise by `rule`."""
+    got = figures(cal, rule)
     if got is None:
         return None
-    return dict(cal, read_noise=got[1], start_read_noise=got[3])
+    return dict(cal, read_us=got[0], read_noise=got[1], start_read_us=got[2],
+                start_read_noise=got[3])
 
 
-RULES = {"sd": sd_noise}
+RULES = {"revision 20": revision20, "revision 21": revision21,
+         "every timing tested": lambda y, direct: density(y, outliers=True)}
 
 
 def judge(paths, rules):
-    """Per rule: (rows, geometric mean of median time / the row's best fixed
-    threshold's, rows where the choice differs from the run's sd rule,
-    verdicts against stock {verdict: rows})."""
+    """Per rule: [(run, row, chosen per rep, median time / the row's best
+    fixed threshold's, verdict against stock)], for the rows whose map can
+    be rebuilt (bench/replay.py) in runs whose calibrations hold their
+    rounds."""
     res = {name: [] for name in rules}
     for path in paths:
         loaded = replay.load(Path(path))
@@ -112,12 +266,15 @@ def judge(paths, rules):
             best = min(statistics.median(float(cols[str(g)][rep]["ms"]) for rep in maps)
                        for g in replay.GAPS)
             for name, noise in rules.items():
-                c = with_noise(cal, noise)
+                c = with_rule(cal, noise)
                 chosen = {rep: replay.choose_current(c, m, work) for rep, m in maps.items()}
-                ms = [float(cols[str(t)][rep]["ms"]) for rep, t in chosen.items()]
-                stock = [float(cols["32"][rep]["ms"]) for rep in chosen]
-                res[name].append((path, row, chosen, statistics.median(ms) / best,
-                                  statistics.median(a / b for a, b in zip(ms, stock))))
+                ms = {rep: float(cols[str(t)][rep]["ms"]) for rep, t in chosen.items()}
+                vs_stock = stats.judge(
+                    stats.bounds_of([math.log(ms[rep] / float(cols["32"][rep]["ms"]))
+                                     for rep in maps]),
+                    stats.STOCK_LIMIT, same=all(t == replay.GAPS[-1] for t in chosen.values()))
+                res[name].append((path, row, chosen, statistics.median(ms.values()) / best,
+                                  vs_stock))
     return res
 
 
@@ -127,21 +284,21 @@ def main(argv=None):
     ap.add_argument("--rows", action="store_true", help="every row where the rules differ")
     args = ap.parse_args(argv)
     res = judge(args.dirs, RULES)
-    base = res["sd"]
+    first, base = next(iter(res.items()))
+    if not base:
+        print("no row of these runs can be replayed with its calibration's rounds")
+        return 1
     for name, rows in res.items():
-        if not rows:
-            print(f"{name}: no row with rounds")
-            continue
         gm = math.exp(statistics.mean(math.log(x[3]) for x in rows))
         differ = sum(a[2] != b[2] for a, b in zip(rows, base))
-        above = sum(x[4] > 1.0 for x in rows)
+        above = sum(x[4] == "above" for x in rows)
         print(f"{name}: {len(rows)} rows, time / best fixed {gm:.3f}, "
-              f"choices unlike sd's on {differ} rows, median / stock above 1.00 on {above}")
-        if args.rows:
+              f"{differ} rows chosen unlike {first}, {above} above stock")
+        if args.rows and name != first:
             for a, b in zip(rows, base):
                 if a[2] != b[2]:
-                    print(f"   {a[1]}: {b[2]} -> {a[2]}: {b[3]:.3f} -> {a[3]:.3f} × best, "
-                          f"{b[4]:.3f} -> {a[4]:.3f} × stock")
+                    print(f"   {a[0]} {' '.join(map(str, a[1]))}: {b[2]} -> {a[2]}: "
+                          f"{b[3]:.3f} -> {a[3]:.3f} × best, vs stock {b[4]} -> {a[4]}")
     return 0
 
 

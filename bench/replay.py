@@ -9,9 +9,9 @@ as VACUUM walks them, and priced with the run's own calibration.  So a
 model is judged on the very measurements of the fixed thresholds, and two
 models on the same runs are paired by construction.  The models:
 
-  current     src/core/model.cpp's calibrated path (model.md; revisions 14 to 20
+  current     src/core/model.cpp's calibrated path (model.md; revisions 14 to 21
               price alike), transcribed: a saving must exceed the noise of
-              the parts of the two costs that differ (revision 20)
+              the parts of the two costs that differ (revisions 20 and 21)
   revision 19 the same costs, each saving judged against the noise of the
               whole of the two costs, the pages read on in a stream, the
               same part of every cost, included (revisions 12 to 19);

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import replay
+from bench import noise_rules, replay
 from vacuum_model import predict
 
 RESULTS = Path(__file__).resolve().parent.parent / "bench" / "results"
@@ -30,7 +30,8 @@ REV14 = RUNS[5]
 # difference of its shares)
 RUNS_20 = [RESULTS / "2026-12-06-vm-2c24g-default-shared-noise",
            RESULTS / "2026-12-06-vm-2c24g-default-shared-noise-2",
-           RESULTS / "2026-12-06-vm-2c24g-default-shared-noise-3"]
+           RESULTS / "2026-12-06-vm-2c24g-default-shared-noise-3",
+           RESULTS / "2026-12-06-vm-2c24g-default-rounds"]
 
 
 def test_map_counts_follow_the_skip_rule():
@@ -181,3 +182,29 @@ def test_read_through_measured_against_priced(tmp_path, extra_us):
         assert (workload, frac) == ("uniform", 1e-3)
         assert priced == pytest.approx(sorted(per_rep)[1])
         assert measured == pytest.approx(priced + extra_us)
+
+
+# runs whose calibrations returned their rounds, made with revision 20
+RUNS_ROUNDS_20 = [RESULTS / "2026-12-06-vm-2c24g-default-rounds",
+                  RESULTS / "2026-12-06-vm-2c24g-block-latency-rounds"]
+
+
+@pytest.mark.parametrize("run", RUNS_ROUNDS_20, ids=lambda p: p.name)
+def test_noise_rules_follow_revision_20s_calibrations(run):
+    """bench/noise_rules.py takes, from the rounds each calibration
+    returned, the figures and noises it returned, by revision 20's rule;
+    revision 21's sets timings aside with direct reads only, and there in
+    at least one calibration of each run."""
+    calib, _ = replay.load(run)
+    direct_changed = 0
+    for (server, mode, profile), note in calib.items():
+        cal = note["calibrate"]
+        got = noise_rules.figures(cal, noise_rules.revision20)
+        for key, values in zip(("read_us", "read_noise", "start_read_us",
+                                "start_read_noise"), got):
+            assert noise_rules.flat(values) == pytest.approx(
+                noise_rules.flat(cal[key]), rel=1e-9, abs=1e-12), (server, mode, profile, key)
+        if noise_rules.figures(cal, noise_rules.revision21) != got:
+            assert mode == "direct", (server, mode, profile)
+            direct_changed += 1
+    assert direct_changed >= 1

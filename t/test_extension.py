@@ -34,24 +34,31 @@ def test_pgxn_metadata_matches_the_extension():
     assert "patch" in meta["description"]
 
 
-def test_calibrate_returns_its_rounds(server, node):
+def test_calibrate_returns_its_rounds(server, make_cluster):
     """calibrate()'s figures and noises follow from the rounds it returns
     (round_read_us, round_start_read_us) as docs/model.md says they are
     taken: bench/noise_rules.py transcribes calibration.cpp's, and the two
-    must agree on every figure and every density's noise."""
+    must agree on every figure and every density's noise, with buffered
+    reads and, where the server has them (16 and later), direct reads,
+    where timings a disturbance took are set aside first."""
     from bench import noise_rules
     import pytest
-    with node.connect() as conn:
-        conn.execute("CREATE EXTENSION vacskip")
-        cur = conn.execute("SELECT * FROM vacskip.calibrate('pg_default', 12)")
-        cal = dict(zip([d.name for d in cur.description], cur.fetchone()))
-    # three rounds or more, or the noise would hardly be tested (it is 0
-    # after one round, and with two a pattern's rounds lie alike about
-    # its median)
-    assert cal["rounds"] >= 3, cal["rounds"]
-    got = noise_rules.figures(cal)
-    flat = noise_rules.flat
-    for key, values in zip(("read_us", "read_noise", "start_read_us", "start_read_noise"),
-                           got):
-        assert flat(values) == pytest.approx(flat(cal[key]), rel=1e-9, abs=1e-12), key
-    assert all(n > 0 for n in cal["read_noise"])
+    paths = [{}] + ([{"debug_io_direct": "'data'"}] if server.major >= 16 else [])
+    for extra in paths:
+        node = make_cluster(server, {"shared_preload_libraries": "'vacskip'", **extra})
+        with node.connect() as conn:
+            conn.execute("CREATE EXTENSION vacskip")
+            cur = conn.execute("SELECT * FROM vacskip.calibrate('pg_default', 12)")
+            cal = dict(zip([d.name for d in cur.description], cur.fetchone()))
+        node.stop()
+        assert cal["io_path"].startswith("direct reads" if extra else "buffered reads")
+        # three rounds or more, or the noise would hardly be tested (it is 0
+        # after one round, and with two a pattern's rounds lie alike about
+        # its median)
+        assert cal["rounds"] >= 3, cal["rounds"]
+        got = noise_rules.figures(cal)
+        flat = noise_rules.flat
+        for key, values in zip(("read_us", "read_noise", "start_read_us",
+                                "start_read_noise"), got):
+            assert flat(values) == pytest.approx(flat(cal[key]), rel=1e-9, abs=1e-12), key
+        assert all(n > 0 for n in cal["read_noise"])

@@ -183,24 +183,225 @@ double median_in_place(double *xs, int n)
 	return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
 }
 
-double density_figures(const double *samples, int patterns, int rounds, int stride,
-					   double *figures)
+double incomplete_beta(double x, double a, double b)
 {
+	if (!(x > 0))
+		return 0.0;
+	if (!(x < 1))
+		return 1.0;
+	// the continued fraction converges fast below (a + 1) / (a + b + 2);
+	// above, I_x(a, b) = 1 - I_(1 - x)(b, a)
+	if (x > (a + 1) / (a + b + 2))
+		return 1.0 - incomplete_beta(1 - x, b, a);
+	const double front = std::exp(a * std::log(x) + b * std::log1p(-x) + std::lgamma(a + b) -
+								  std::lgamma(a) - std::lgamma(b)) / a;
+	// 1 / (1 + d1 / (1 + d2 / (1 + ...))), by the modified Lentz method:
+	// d(2m + 1) = -(a + m)(a + b + m) x / ((a + 2m)(a + 2m + 1)),
+	// d(2m) = m (b - m) x / ((a + 2m - 1)(a + 2m))
+	constexpr double kTiny = 1e-300;
+	double f = kTiny, c = kTiny, d = 0.0;
+	for (int i = 0; i < 400; i++) {
+		const int m = i / 2;
+		double num;
+		if (i == 0)
+			num = 1.0;
+		else if (i % 2 == 0)
+			num = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m));
+		else
+			num = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1));
+		d = 1 + num * d;
+		d = 1 / (std::fabs(d) > kTiny ? d : kTiny);
+		c = 1 + num / c;
+		if (std::fabs(c) < kTiny)
+			c = kTiny;
+		f *= c * d;
+		if (std::fabs(c * d - 1) < 1e-15)
+			break;
+	}
+	return front * f;
+}
+
+double t_upper(double t, double dof)
+{
+	return 0.5 * incomplete_beta(dof / (dof + t * t), dof / 2, 0.5);
+}
+
+double t_quantile(double p, double dof)
+{
+	double lo = 0.0, hi = 1.0;
+	while (t_upper(hi, dof) > p && hi < 1e300)
+		hi *= 2;
+	for (int i = 0; i < 200; i++) {
+		const double mid = (lo + hi) / 2;
+		(t_upper(mid, dof) > p ? lo : hi) = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+namespace {
+
+// One density's layout: the logarithms of its patterns' figures by round,
+// y[k * rounds + r], with the cells set aside (out[k * rounds + r]) filled
+// with what the layout of the others predicts for them.
+struct Layout {
+	int patterns = 0, rounds = 0;
+	double y[kGapCount * kMaxRounds];
+	bool out[kGapCount * kMaxRounds] = {};
+	int set_aside = 0;
+
+	double &at(int k, int r) { return y[k * rounds + r]; }
+
+	// Each pattern's and each round's mean, and the grand mean.
+	double means(double *pm, double *rm) const
+	{
+		double g = 0.0;
+		for (int k = 0; k < patterns; k++) {
+			pm[k] = 0.0;
+			for (int r = 0; r < rounds; r++)
+				pm[k] += y[k * rounds + r] / rounds;
+		}
+		for (int r = 0; r < rounds; r++) {
+			rm[r] = 0.0;
+			for (int k = 0; k < patterns; k++)
+				rm[r] += y[k * rounds + r] / patterns;
+			g += rm[r] / rounds;
+		}
+		return g;
+	}
+
+	// The cells set aside, each the two-way fit's prediction from the
+	// others (least squares over the cells kept: the fit redone with the
+	// predictions in place until they stand still).
+	void fill()
+	{
+		double pm[kGapCount], rm[kMaxRounds];
+		for (int step = 0; step < 1000 && set_aside > 0; step++) {
+			const double g = means(pm, rm);
+			double moved = 0.0;
+			for (int k = 0; k < patterns; k++)
+				for (int r = 0; r < rounds; r++)
+					if (out[k * rounds + r]) {
+						const double v = pm[k] + rm[r] - g;
+						moved = std::max(moved, std::fabs(v - at(k, r)));
+						at(k, r) = v;
+					}
+			if (moved < 1e-12)
+				break;
+		}
+	}
+
+	// The residuals once each pattern's and each round's mean are taken
+	// out (e[k * rounds + r]), and their sum of squares.
+	double residuals(double *e) const
+	{
+		double pm[kGapCount], rm[kMaxRounds];
+		const double g = means(pm, rm);
+		double ss = 0.0;
+		for (int k = 0; k < patterns; k++)
+			for (int r = 0; r < rounds; r++) {
+				e[k * rounds + r] = y[k * rounds + r] - pm[k] - rm[r] + g;
+				ss += e[k * rounds + r] * e[k * rounds + r];
+			}
+		return ss;
+	}
+
+	// Whether the cell may be set aside: its pattern and its round each
+	// keep two cells or more besides it.
+	bool may_set_aside(int k, int r) const
+	{
+		int in_pattern = 0, in_round = 0;
+		for (int j = 0; j < rounds; j++)
+			in_pattern += !out[k * rounds + j];
+		for (int i = 0; i < patterns; i++)
+			in_round += !out[i * rounds + r];
+		return !out[k * rounds + r] && in_pattern > 2 && in_round > 2;
+	}
+
+	// Sets aside, one at a time, the cell whose externally studentized
+	// residual is the largest while it exceeds Student's t at
+	// kDisturbedAlpha / 2 over the cells tested (two-sided, Bonferroni).
+	void set_aside_disturbed()
+	{
+		if (patterns < 2 || rounds < 3)
+			return;
+		// a cell's leverage in the whole layout
+		const double h = 1.0 / patterns + 1.0 / rounds - 1.0 / (patterns * rounds);
+		double e[kGapCount * kMaxRounds];
+		for (;;) {
+			const int dof = (patterns - 1) * (rounds - 1) - set_aside;
+			if (dof < 3)
+				return;
+			const double s2 = residuals(e) / dof;
+			if (!(s2 > 0))
+				return;
+			double worst = 0.0;
+			int at_k = -1, at_r = -1;
+			for (int k = 0; k < patterns; k++)
+				for (int r = 0; r < rounds; r++) {
+					if (!may_set_aside(k, r))
+						continue;
+					const double t2 = e[k * rounds + r] * e[k * rounds + r] / (s2 * (1 - h));
+					const double te = t2 >= dof - 1e-12 ?
+						HUGE_VAL : std::sqrt(t2 * (dof - 1) / (dof - t2));
+					if (te > worst) {
+						worst = te;
+						at_k = k;
+						at_r = r;
+					}
+				}
+			const int tested = patterns * rounds - set_aside;
+			if (at_k < 0 || !(worst > t_quantile(kDisturbedAlpha / 2 / tested, dof - 1)))
+				return;
+			out[at_k * rounds + at_r] = true;
+			set_aside++;
+			fill();
+		}
+	}
+};
+
+}  // namespace
+
+double density_figures(const double *samples, int patterns, int rounds, int stride,
+					   double *figures, bool disturbances, int *set_aside)
+{
+	if (set_aside)
+		*set_aside = 0;
 	const int n = std::min(std::max(rounds, 0), kMaxRounds);
-	if (n == 0 || patterns < 1 || patterns > kMaxPatterns) {
+	if (n == 0 || patterns < 1 || patterns > kGapCount) {
 		for (int k = 0; k < patterns; k++)
 			figures[k] = 0.0;
 		return 0.0;
 	}
-	double round_mean[kMaxRounds];
-	const double grand = round_means(samples, patterns, n, stride, round_mean);
+	Layout		l;
+
+	l.patterns = patterns;
+	l.rounds = n;
+	for (int k = 0; k < patterns; k++)
+		for (int r = 0; r < n; r++)
+			l.at(k, r) = log_figure(samples, stride, k, r);
+	if (disturbances)
+		l.set_aside_disturbed();
+	double pm[kGapCount], rm[kMaxRounds];
+	const double grand = l.means(pm, rm);
 	double xs[kMaxRounds];
 	for (int k = 0; k < patterns; k++) {
 		for (int r = 0; r < n; r++)
-			xs[r] = log_figure(samples, stride, k, r) - round_mean[r] + grand;
+			xs[r] = l.at(k, r) - rm[r] + grand;
 		figures[k] = std::exp(median_in_place(xs, n));
 	}
-	return read_noise(samples, patterns, n, stride);
+	if (set_aside)
+		*set_aside = l.set_aside;
+	if (patterns < 2 || n < 2)
+		return 0.0;
+	// the noise over the cells kept, and as far above as Student's t at the
+	// degrees of freedom left lies above its quantile at all of them (the
+	// noise is compared at those: CalibrationCosts::noise_dof)
+	constexpr double kPi = 3.14159265358979323846;
+	double e[kGapCount * kMaxRounds];
+	const int all = (patterns - 1) * (n - 1);
+	const int left = all - l.set_aside;
+	const double noise = std::sqrt(kPi / 2 * l.residuals(e) / left / n);
+	return l.set_aside ? noise * t_quantile(0.05, left) / t_quantile(0.05, all) : noise;
 }
 
 RateLimit find_rate_limit(const double *t_us, const double *amount, int n, double min_ahead)

@@ -96,20 +96,56 @@ double read_noise(const double *samples, int patterns, int rounds, int stride);
 // The median of xs[0..n), n > 0; sorts xs in place.
 double median_in_place(double *xs, int n);
 
+// The regularized incomplete beta function I_x(a, b), a, b > 0.
+double incomplete_beta(double x, double a, double b);
+
+// Student's t distribution with `dof` degrees of freedom: the chance of
+// more than t (t >= 0), and the t with chance p of more (0 < p < 1/2).
+double t_upper(double t, double dof);
+double t_quantile(double p, double dof);
+
+// The chance that a density's timings, normal and undisturbed, have one of
+// them set aside as disturbed (density_figures()): the 95 % the autotuner
+// asks of a saving everywhere.
+constexpr double kDisturbedAlpha = 0.05;
+
 // One density's figures from its patterns' rounds, as calibrate() keeps
 // them: figures[k], the median over the `rounds` rounds of pattern k's
 // samples[k * stride + r] with each round's own level taken out (in the
 // logarithms, the round's mean over the patterns, and the mean of those
 // added back), so that what a round's patterns share, a round slower or
 // faster throughout, cancels in a comparison of two figures, as the noise
-// assumes; returns their read_noise(), which pairs the patterns' figures
-// round by round.  `samples` is left as it was (sorted in place, each
-// pattern's rounds would no longer be paired with the others': sorting
-// ranks them alike, and the spread between patterns the noise measures
-// shrinks to a half, for three rounds, and less for more).  At most
-// kMaxRounds rounds.
+// assumes; returns their noise, read_noise()'s, which pairs the patterns'
+// figures round by round.
+//
+// With `disturbances` (direct reads: calibrate() passes whether it read
+// so), timings the layout's own spread cannot account for are set aside
+// first: a pattern disturbed in one round, by a stall of the storage or of
+// the machine.  With three rounds or more, the timing whose externally
+// studentized residual in the two-way layout of patterns and rounds is the
+// largest (its residual over the spread of the others', Student's t with
+// the residual's degrees of freedom less one, taken with a cell's leverage
+// in the whole layout), while that exceeds Student's t quantile at
+// kDisturbedAlpha / 2 over the timings tested (Bonferroni: undisturbed
+// normal timings lose one in at most kDisturbedAlpha of densities), and
+// while its pattern and its round each keep two timings besides it; each
+// replaced by what the layout of the others predicts for it (least
+// squares), the test redone without it.  Then the noise has one degree of
+// freedom less for each, and is raised by Student's t quantile at the
+// degrees left over that at all (the noise is compared at all of them:
+// CalibrationCosts::noise_dof).  *set_aside (if given): how many.  Not
+// with buffered reads: there a pattern's timing also depends on whether
+// the kernel's readahead got ahead of its reads, which changes from round
+// to round, and a timing far from the others may be the pattern's other
+// way of going, which VACUUM meets as well, not a disturbance.
+//
+// `samples` is left as it was (sorted in place, each pattern's rounds would
+// no longer be paired with the others': sorting ranks them alike, and the
+// spread between patterns the noise measures shrinks to a half, for three
+// rounds, and less for more).  At most kGapCount patterns and kMaxRounds
+// rounds.
 double density_figures(const double *samples, int patterns, int rounds, int stride,
-					   double *figures);
+					   double *figures, bool disturbances = false, int *set_aside = nullptr);
 
 // The format of the text format_calibration() writes: a record of another
 // was measured otherwise and is not read (10: the patterns dirtied none of

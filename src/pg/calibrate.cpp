@@ -1019,13 +1019,15 @@ measure(Relation io, Relation cpu, Relation fill, double seconds, instr_time sta
 	{
 		const double *rest = &samples[d * vacskip::kGapCount * vacskip::kMaxRounds];
 
+		// with direct reads, timings a disturbance took set aside
 		rec->costs.read_noise[d] =
 			vacskip::density_figures(rest, vacskip::kGapCount, rounds,
-									 vacskip::kMaxRounds, rec->costs.read_us[d]);
+									 vacskip::kMaxRounds, rec->costs.read_us[d],
+									 rec->direct_io);
 		rec->costs.start_read_noise[d] =
 			vacskip::density_figures(rest + kPatterns * vacskip::kMaxRounds,
 									 vacskip::kGapCount, rounds, vacskip::kMaxRounds,
-									 rec->costs.start_read_us[d]);
+									 rec->costs.start_read_us[d], rec->direct_io);
 		if (!split)
 			rec->costs.start_read_noise[d] = rec->costs.read_noise[d];
 	}

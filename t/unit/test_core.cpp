@@ -604,6 +604,81 @@ void test_density_figures()
 		  "a round's own level cancels between the figures");
 }
 
+void test_student_t()
+{
+	// the incomplete beta function where it has a closed form: I_x(1, 1) =
+	// x, I_x(a, 1) = x^a, I_x(1, b) = 1 - (1 - x)^b, and its symmetry
+	bool beta_ok = true;
+	for (double x : {0.01, 0.3, 0.5, 0.77, 0.99}) {
+		beta_ok &= near(incomplete_beta(x, 1, 1), x);
+		beta_ok &= near(incomplete_beta(x, 3.5, 1), std::pow(x, 3.5));
+		beta_ok &= near(incomplete_beta(x, 1, 2.5), 1 - std::pow(1 - x, 2.5));
+		beta_ok &= near(incomplete_beta(x, 2.5, 4) + incomplete_beta(1 - x, 4, 2.5), 1);
+	}
+	check(beta_ok, "incomplete beta: closed forms and symmetry");
+	// one degree of freedom is the Cauchy distribution: P(T > t) = 1/2 -
+	// atan(t) / pi; Student's tables (one-sided 95 %, as one_sided_95()
+	// tabulates them, and 97.5 %)
+	check(near(t_upper(3.0, 1), 0.5 - std::atan(3.0) / std::acos(-1.0)), "t, one dof: Cauchy");
+	bool table_ok = true;
+	for (int dof : {1, 2, 3, 5, 10, 20, 30, 120})
+		table_ok &= std::fabs(t_quantile(0.05, dof) - one_sided_95(dof)) < 0.0015;
+	table_ok &= std::fabs(t_quantile(0.025, 5) - 2.571) < 0.0015;
+	table_ok &= std::fabs(t_quantile(0.025, 10) - 2.228) < 0.0015;
+	check(table_ok, "t quantiles as Student's tables give them");
+	check(near(t_upper(t_quantile(1e-4, 9), 9), 1e-4), "the quantile inverts the tail");
+}
+
+void test_disturbed_timings()
+{
+	// six patterns over five rounds, each round's own level and a spread
+	// of about 2 % of each figure; then one pattern in one round 20 times
+	// slower, as when the storage stalls
+	const double level[5] = {1.0, 1.1, 0.95, 1.02, 0.9};
+	const double spread[6][5] = {{1.00, 1.02, 0.98, 1.01, 0.99},
+								 {0.98, 1.00, 1.02, 0.99, 1.01},
+								 {1.02, 0.99, 1.00, 0.98, 1.01},
+								 {1.01, 0.98, 1.01, 1.00, 1.00},
+								 {0.99, 1.01, 0.99, 1.02, 0.99},
+								 {1.00, 1.00, 1.00, 1.00, 1.00}};
+	double clean[6 * 5], disturbed[6 * 5];
+	for (int k = 0; k < 6; k++)
+		for (int r = 0; r < 5; r++)
+			clean[k * 5 + r] = disturbed[k * 5 + r] = 100.0 * (k + 1) * level[r] * spread[k][r];
+	disturbed[2 * 5 + 3] *= 20;
+	double f_clean[6], f_disturbed[6];
+	int n_clean = -1, n_disturbed = -1;
+	const double noise_clean = density_figures(clean, 6, 5, 5, f_clean, true, &n_clean);
+	const double noise_disturbed = density_figures(disturbed, 6, 5, 5, f_disturbed, true, &n_disturbed);
+	check(n_clean == 0 && near(noise_clean, read_noise(clean, 6, 5, 5)),
+		  "undisturbed timings: none set aside, the noise as before");
+	check(n_disturbed == 1, "the stalled timing set aside");
+	// read_noise() over all of them: the one timing makes the noise many
+	// times what it is without it; set aside, the noise is that of the
+	// rest, raised by the degree of freedom it took (t at 19 over t at 20)
+	check(read_noise(disturbed, 6, 5, 5) > 10 * noise_clean, "one stall inflates the spread");
+	check(noise_disturbed < 1.5 * noise_clean && noise_disturbed > 0.5 * noise_clean,
+		  "set aside, the noise is the rest's");
+	bool figures_ok = true;
+	for (int k = 0; k < 6; k++)
+		figures_ok &= std::fabs(std::log(f_disturbed[k] / f_clean[k])) < 0.02;
+	check(figures_ok, "the figures as without the stall, its own pattern's included");
+	// two rounds: a pattern's two residuals are one number, nothing is set
+	// aside; a whole pattern twice as slow is a figure, not a disturbance
+	int n = -1;
+	density_figures(disturbed, 6, 2, 5, f_disturbed, true, &n);
+	check(n == 0, "two rounds: nothing set aside");
+	double slower[6 * 5];
+	for (int i = 0; i < 30; i++)
+		slower[i] = clean[i] * (i / 5 == 4 ? 2 : 1);
+	density_figures(slower, 6, 5, 5, f_disturbed, true, &n);
+	check(n == 0 && near(f_disturbed[4] / f_clean[4], 2), "a pattern slower in every round");
+	// buffered reads: nothing set aside, the stall counted in the spread
+	const double buffered = density_figures(disturbed, 6, 5, 5, f_disturbed, false, &n);
+	check(n == 0 && near(buffered, read_noise(disturbed, 6, 5, 5)),
+		  "without disturbances set aside: the noise of every timing");
+}
+
 void test_model_monotonic()
 {
 	// settings: a higher random_page_cost never lowers the threshold, a
@@ -1109,6 +1184,8 @@ int main()
 	test_model_noise();
 	test_read_noise();
 	test_density_figures();
+	test_student_t();
+	test_disturbed_timings();
 	test_model_monotonic();
 	test_model_read_through();
 	test_estimated_cost();
