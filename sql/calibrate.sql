@@ -20,6 +20,17 @@ SELECT vacskip.calibrate(NULL, 1) IS NULL AS null_tablespace,
        vacskip.calibrate('pg_default', NULL) IS NULL AS null_seconds,
        vacskip.forget_calibration(NULL) IS NULL AS null_forget;
 
+-- a declaration from another version of the module (two columns fewer):
+-- refused before anything is measured
+CREATE FUNCTION vs_other_calibrate(tablespace name, seconds float8,
+    OUT tablespace name, OUT measured_at timestamptz, OUT seconds float8,
+    OUT rounds integer, OUT io_path text, OUT densities float8[],
+    OUT read_us float8[], OUT start_read_us float8[], OUT read_noise float8[],
+    OUT start_read_noise float8[], OUT cpu_page_us float8, OUT cpu_tuple_us float8)
+RETURNS record AS '$libdir/vacskip', 'vacskip_calibrate' LANGUAGE C STRICT;
+SELECT vs_error_of($$SELECT vs_other_calibrate('pg_default', 1)$$);
+DROP FUNCTION vs_other_calibrate(name, float8);
+
 -- superusers only: not granted to anyone, and refused even where granted
 CREATE ROLE vs_calib IN ROLE pg_stat_scan_tables;
 CREATE VIEW vs_calib_calls AS

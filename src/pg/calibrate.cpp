@@ -1069,6 +1069,15 @@ vacskip_calibrate(PG_FUNCTION_ARGS)
 		check_arguments(spcname, &spcoid, seconds);
 		TupleDesc	tupdesc = vacskip::pg::result_tupdesc(fcinfo);
 
+		// the SQL declaration installed with another version of the module
+		if (tupdesc->natts != vacskip::pg::kCalibrateColumns)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("vacskip.calibrate() is declared with %d result columns, "
+							"this build of the module returns %d",
+							tupdesc->natts, vacskip::pg::kCalibrateColumns),
+					 errhint("DROP EXTENSION vacskip and CREATE EXTENSION vacskip again.")));
+
 		lock_calibrations();
 		INSTR_TIME_SET_CURRENT(start);
 		const char *schema = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));

@@ -258,7 +258,7 @@ Datum
 calibration_datum(TupleDesc tupdesc, Oid spcoid, const vacskip::CalibrationRecord &rec,
 				  const double *samples, int stride)
 {
-	constexpr int ncols = 14;
+	constexpr int ncols = kCalibrateColumns;
 	Datum		v[ncols];
 	bool		nulls[ncols] = {};
 	char		path[512];

@@ -9,6 +9,9 @@ namespace vacskip::pg {
 // The blessed tuple descriptor of a function returning a record.
 TupleDesc result_tupdesc(FunctionCallInfo fcinfo);
 
+// The columns of calibrate()'s result row, as vacskip--1.0.sql declares them.
+constexpr int kCalibrateColumns = 14;
+
 // calibrate()'s result row for a calibration of tablespace `spcoid`;
 // samples[k * stride + r] is pattern k's figure (k = density * thresholds +
 // threshold) in round r, samples[(patterns + k) * stride + r] that of its
