@@ -16,10 +16,12 @@ threshold measured there.  The rules: revision 20 (every timing
 counted), revision 21, and every timing tested (buffered reads' too).
 
     python3 -m bench.noise_rules [--rows] DIR [DIR ...]
+    python3 -m bench.noise_rules --undisturbed
 """
 
 import argparse
 import math
+import random
 import statistics
 import sys
 from pathlib import Path
@@ -115,10 +117,12 @@ def set_aside(y):
     """calibration.cpp's density_figures(): the cells of one density's
     layout y[pattern][round] (logarithms) that the layout's own spread
     cannot account for, one at a time: the largest externally studentized
-    residual, while it exceeds Student's t quantile at ALPHA / 2 over the
-    cells tested (two-sided, Bonferroni) and its pattern and round each
-    keep two cells besides it, the fit redone without it.  Three rounds
-    at least (with two, a pattern's two residuals are one number)."""
+    residual (with the whole layout's leverage), while it exceeds Student's
+    t quantile at ALPHA / 2 over the cells still counted (two-sided,
+    Bonferroni), its pattern and round each keep two cells besides it and
+    three degrees of freedom or more are left, the fit redone without it.
+    Three rounds at least (with two, a pattern's two residuals are one
+    number)."""
     k, r = len(y), len(y[0])
     if k < 2 or r < 3:
         return []
@@ -168,9 +172,10 @@ def residuals(y):
 
 
 def sd_noise(y, set_aside=0):
-    """calibration.cpp's read_noise(): the residual's standard deviation,
-    (patterns - 1) × (rounds - 1) - set_aside degrees of freedom, times
-    sqrt(π/2) over sqrt(rounds); 0 with fewer than two rounds."""
+    """The residual's standard deviation, (patterns - 1) × (rounds - 1) -
+    set_aside degrees of freedom (the cells set aside filled with their
+    predictions), times sqrt(π/2) over sqrt(rounds); 0 with fewer than two
+    rounds.  With none set aside, calibration.cpp's read_noise()."""
     k, r = len(y), len(y[0])
     if k < 2 or r < 2:
         return 0.0
@@ -278,11 +283,35 @@ def judge(paths, rules):
     return res
 
 
+def undisturbed(rounds, layouts=400, seed=11):
+    """What the test does to normal, undisturbed timings: of `layouts`
+    simulated layouts of six patterns over `rounds` rounds (the patterns'
+    and rounds' levels apart, a spread of 0.05 in the logarithms), the
+    share where it sets a timing aside, and there the median of the noise
+    it leaves over the noise of every timing."""
+    rng = random.Random(seed)
+    kept = []
+    for _ in range(layouts):
+        y = [[rng.gauss(0, 0.05) + i * 0.3 + j * 0.02 for j in range(rounds)]
+             for i in range(6)]
+        if set_aside(y):
+            kept.append(density(y)[1] / density(y, outliers=False)[1])
+    return len(kept) / layouts, statistics.median(kept) if kept else None
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("dirs", nargs="+")
+    ap.add_argument("dirs", nargs="*")
     ap.add_argument("--rows", action="store_true", help="every row where the rules differ")
+    ap.add_argument("--undisturbed", action="store_true",
+                    help="what the test does to simulated normal timings (undisturbed())")
     args = ap.parse_args(argv)
+    if args.undisturbed:
+        for rounds in (3, 5, 9, 15):
+            share, kept = undisturbed(rounds)
+            print(f"{rounds} rounds: a timing set aside in {share:.1%} of layouts, "
+                  f"the noise left there {kept:.2f} × every timing's (median)")
+        return 0
     res = judge(args.dirs, RULES)
     first, base = next(iter(res.items()))
     if not base:

@@ -208,3 +208,14 @@ def test_noise_rules_follow_revision_20s_calibrations(run):
             assert mode == "direct", (server, mode, profile)
             direct_changed += 1
     assert direct_changed >= 1
+
+
+def test_undisturbed_timings_keep_their_noise():
+    """With normal, undisturbed timings the test sets one aside in at most
+    5 % of densities (Bonferroni at 5 %, and the whole layout's leverage
+    errs towards fewer): 400 simulated layouts may show up to three
+    binomial standard deviations more (8.3 %)."""
+    for rounds in (3, 9):
+        share, kept = noise_rules.undisturbed(rounds)
+        assert share <= 0.05 + 3 * (0.05 * 0.95 / 400) ** 0.5, (rounds, share)
+        assert kept is None or kept < 1

@@ -125,15 +125,19 @@ constexpr double kDisturbedAlpha = 0.05;
 // studentized residual in the two-way layout of patterns and rounds is the
 // largest (its residual over the spread of the others', Student's t with
 // the residual's degrees of freedom less one, taken with a cell's leverage
-// in the whole layout), while that exceeds Student's t quantile at
-// kDisturbedAlpha / 2 over the timings tested (Bonferroni: undisturbed
-// normal timings lose one in at most kDisturbedAlpha of densities), and
-// while its pattern and its round each keep two timings besides it; each
+// in the whole layout, which understates it once one is set aside, and
+// the test with it), while that exceeds Student's t quantile at
+// kDisturbedAlpha / 2 over the timings still counted (Bonferroni:
+// undisturbed normal timings lose one in at most kDisturbedAlpha of
+// densities), while its pattern and its round each keep two timings
+// besides it, and while three degrees of freedom or more are left; each
 // replaced by what the layout of the others predicts for it (least
 // squares), the test redone without it.  Then the noise has one degree of
 // freedom less for each, and is raised by Student's t quantile at the
-// degrees left over that at all (the noise is compared at all of them:
-// CalibrationCosts::noise_dof).  *set_aside (if given): how many.  Not
+// degrees left over that at all (the noise is judged at all of them,
+// CalibrationCosts::noise_dof, by model.cpp's table of Student's t, which
+// lies within 1 % of the exact quantile).  *set_aside (if given): how
+// many.  Not
 // with buffered reads: there a pattern's timing also depends on whether
 // the kernel's readahead got ahead of its reads, which changes from round
 // to round, and a timing far from the others may be the pattern's other

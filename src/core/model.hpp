@@ -86,10 +86,13 @@ struct Calibration {
 	// it is compared with another of that density: the standard deviation
 	// of its logarithm, from the rounds' residual once each of the density's
 	// patterns' and each round's mean are taken out, and their number
-	// (read_noise() in calibration.hpp); 0 where one round left it
-	// unmeasured.  start_read_noise: the same of start_read_us (with direct
-	// reads, where both are one figure, read_noise).  noise_dof: the degrees
-	// of freedom of each, (kGapCount - 1) * (rounds - 1).
+	// (density_figures() in calibration.hpp: with direct reads, timings a
+	// disturbance took set aside first, and the noise then raised as far as
+	// Student's t at the degrees of freedom left lies above it at all of
+	// them); 0 where one round left it unmeasured.  start_read_noise: the
+	// same of start_read_us (with direct reads, where both are one figure,
+	// read_noise).  noise_dof: the degrees of freedom each is judged at,
+	// (kGapCount - 1) * (rounds - 1).
 	double read_noise[kDensityCount] = {};
 	double start_read_noise[kDensityCount] = {};
 	int noise_dof = 0;
