@@ -87,6 +87,7 @@ def t_quantile(p, nu):
 # ------------------------------------------------------ disturbed timings
 
 ALPHA = 0.05
+MAX_FILL_STEPS = 1000
 
 
 def fill(y, cells):
@@ -108,9 +109,6 @@ def fill(y, cells):
         if moved < 1e-12:
             break
     return z
-
-
-MAX_FILL_STEPS = 1000
 
 
 def set_aside(y):
@@ -171,16 +169,16 @@ def residuals(y):
     return [[y[i][j] - pm[i] - rm[j] + g for j in range(r)] for i in range(k)]
 
 
-def sd_noise(y, set_aside=0):
+def sd_noise(y, removed=0):
     """The residual's standard deviation, (patterns - 1) × (rounds - 1) -
-    set_aside degrees of freedom (the cells set aside filled with their
+    removed degrees of freedom (the cells set aside filled with their
     predictions), times sqrt(π/2) over sqrt(rounds); 0 with fewer than two
     rounds.  With none set aside, calibration.cpp's read_noise()."""
     k, r = len(y), len(y[0])
     if k < 2 or r < 2:
         return 0.0
     ss = sum(e * e for row in residuals(y) for e in row)
-    return math.sqrt(PI / 2 * ss / ((k - 1) * (r - 1) - set_aside) / r)
+    return math.sqrt(PI / 2 * ss / ((k - 1) * (r - 1) - removed) / r)
 
 
 def medians(y):
