@@ -1024,12 +1024,19 @@ measure(Relation io, Relation cpu, Relation fill, double seconds, instr_time sta
 			vacskip::density_figures(rest, vacskip::kGapCount, rounds,
 									 vacskip::kMaxRounds, rec->costs.read_us[d],
 									 rec->direct_io);
-		rec->costs.start_read_noise[d] =
-			vacskip::density_figures(rest + kPatterns * vacskip::kMaxRounds,
-									 vacskip::kGapCount, rounds, vacskip::kMaxRounds,
-									 rec->costs.start_read_us[d], rec->direct_io);
-		if (!split)
+		// buffered: a file's first pages timed apart (and no timing set
+		// aside); direct: one figure (time_pattern() gave both parts alike)
+		if (split)
+			rec->costs.start_read_noise[d] =
+				vacskip::density_figures(rest + kPatterns * vacskip::kMaxRounds,
+										 vacskip::kGapCount, rounds, vacskip::kMaxRounds,
+										 rec->costs.start_read_us[d]);
+		else
+		{
+			std::copy(rec->costs.read_us[d], rec->costs.read_us[d] + vacskip::kGapCount,
+					  rec->costs.start_read_us[d]);
 			rec->costs.start_read_noise[d] = rec->costs.read_noise[d];
+		}
 	}
 	rec->costs.noise_dof = (vacskip::kGapCount - 1) * (rounds - 1);
 	rec->rounds = rounds;
