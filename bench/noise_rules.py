@@ -27,7 +27,6 @@ import sys
 from pathlib import Path
 
 from bench import replay
-from bench.vacbench import stats
 
 PI = math.pi
 
@@ -266,18 +265,10 @@ def judge(paths, rules):
             if got is None or "round_read_us" not in got[0]:
                 continue
             cal, work, maps = got
-            best = min(statistics.median(float(cols[str(g)][rep]["ms"]) for rep in maps)
-                       for g in replay.GAPS)
-            for name, noise in rules.items():
-                c = with_rule(cal, noise)
-                chosen = {rep: replay.choose_current(c, m, work) for rep, m in maps.items()}
-                ms = {rep: float(cols[str(t)][rep]["ms"]) for rep, t in chosen.items()}
-                vs_stock = stats.judge(
-                    stats.bounds_of([math.log(ms[rep] / float(cols["32"][rep]["ms"]))
-                                     for rep in maps]),
-                    stats.STOCK_LIMIT, same=all(t == replay.GAPS[-1] for t in chosen.values()))
-                res[name].append((path, row, chosen, statistics.median(ms.values()) / best,
-                                  vs_stock))
+            for name, rule in rules.items():
+                c = with_rule(cal, rule)
+                res[name].append((path, row, *replay.judge_choices(
+                    cols, {rep: replay.choose_current(c, m, work) for rep, m in maps.items()})))
     return res
 
 

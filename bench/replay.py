@@ -318,6 +318,20 @@ def row_maps(calib, row, cols):
     return (cal, work, maps) if maps else None
 
 
+def judge_choices(cols, chosen):
+    """What a row's chosen thresholds ({rep: threshold}) measured in the
+    fixed columns: (chosen, median time / the row's best fixed threshold's
+    over those repetitions, the verdict against stock, paired by repetition
+    and judged as the report does)."""
+    best = min(statistics.median(float(cols[str(g)][rep]["ms"]) for rep in chosen)
+               for g in GAPS)
+    ms = {rep: float(cols[str(t)][rep]["ms"]) for rep, t in chosen.items()}
+    vs_stock = stats.judge(
+        stats.bounds_of([math.log(ms[rep] / float(cols["32"][rep]["ms"])) for rep in chosen]),
+        stats.STOCK_LIMIT, same=all(t == GAPS[-1] for t in chosen.values()))
+    return chosen, statistics.median(ms.values()) / best, vs_stock
+
+
 def replay(path):
     """{model: [(row, chosen per rep, median time / the row's best fixed
     threshold's, verdict against stock)]}, rows left out, the current
@@ -336,17 +350,9 @@ def replay(path):
             left_out.append(row)
             continue
         cal, work, maps = got
-        best = min(statistics.median(float(cols[str(g)][rep]["ms"]) for rep in maps)
-                   for g in GAPS)
         for name, model in MODELS.items():
-            chosen = {rep: model(cal, m, work) for rep, m in maps.items()}
-            ms = {rep: float(cols[str(t)][rep]["ms"]) for rep, t in chosen.items()}
-            # against stock, paired by repetition and judged as the report does
-            vs_stock = stats.judge(
-                stats.bounds_of([math.log(ms[rep] / float(cols["32"][rep]["ms"]))
-                                 for rep in maps]),
-                stats.STOCK_LIMIT, same=all(t == GAPS[-1] for t in chosen.values()))
-            out[name].append((row, chosen, statistics.median(ms.values()) / best, vs_stock))
+            out[name].append((row, *judge_choices(
+                cols, {rep: model(cal, m, work) for rep, m in maps.items()})))
         for rep, m in maps.items():
             said = cols.get("auto", {}).get(rep, {}).get("note", "")
             if "calibrated threshold " in said:
