@@ -106,7 +106,9 @@ CREATE FUNCTION calibrate(
     OUT cpu_page_us float8,
     OUT cpu_tuple_us float8,
     OUT round_read_us float8[],
-    OUT round_start_read_us float8[])
+    OUT round_start_read_us float8[],
+    OUT round_requests float8[],
+    OUT round_start_requests float8[])
 RETURNS record
 AS 'MODULE_PATHNAME', 'vacskip_calibrate'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;

@@ -81,7 +81,14 @@ SELECT tablespace, rounds >= 1 AS measured, seconds > 0 AS took_time,
          array_dims(round_start_read_us) = array_dims(round_read_us) AND
          (SELECT bool_and(r > 0) FROM unnest(round_read_us || round_start_read_us) r) AND
          (round_start_read_us = round_read_us) = (io_path LIKE 'direct reads%')
-         AS rounds_ok
+         AS rounds_ok,
+       -- the device's read requests alike, where it counts them
+       round_requests IS NULL AND round_start_requests IS NULL OR
+         array_dims(round_requests) = array_dims(round_read_us) AND
+         array_dims(round_start_requests) = array_dims(round_read_us) AND
+         (SELECT bool_and(r >= 0) FROM unnest(round_requests || round_start_requests) r) AND
+         (round_start_requests = round_requests) = (io_path LIKE 'direct reads%')
+         AS requests_ok
 FROM vacskip.calibrate(seconds => 0.5);
 -- after a plain VACUUM every page is all-visible: only the last page must
 -- be read; with the hook the threshold is the cheapest of the priced ones

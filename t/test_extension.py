@@ -41,6 +41,8 @@ def test_calibrate_returns_its_rounds(server, make_cluster):
     must agree on every figure and every density's noise, with buffered
     reads and, where the server has them (16 and later), direct reads,
     where timings a disturbance took are set aside first."""
+    import os
+    from pathlib import Path
     from bench import noise_rules
     import pytest
     paths = [{}] + ([{"debug_io_direct": "'data'"}] if server.major >= 16 else [])
@@ -62,3 +64,16 @@ def test_calibrate_returns_its_rounds(server, make_cluster):
                                 "start_read_noise"), got):
             assert flat(values) == pytest.approx(flat(cal[key]), rel=1e-9, abs=1e-12), key
         assert all(n > 0 for n in cal["read_noise"])
+        # the device's read requests, per pattern and round, where the
+        # kernel counts the reads of the device under the data directory:
+        # each pattern's pages were evicted before it, so each part of it
+        # asks the device for some; with direct reads one figure for both
+        st = os.stat(node.datadir)
+        counted = Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}/stat")
+        if not counted.exists():
+            assert cal["round_requests"] is None and cal["round_start_requests"] is None
+            continue
+        for key in ("round_requests", "round_start_requests"):
+            assert len(flat(cal[key])) == len(flat(cal["round_read_us"])), key
+            assert all(r > 0 for r in flat(cal[key])), key
+        assert (cal["round_start_requests"] == cal["round_requests"]) == bool(extra)

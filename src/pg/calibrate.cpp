@@ -72,6 +72,7 @@ namespace {
 // The I/O table, and the patterns read from it: kDensities x kGaps.
 constexpr BlockNumber kIoPages = 16384;
 constexpr int kPatterns = vacskip::kDensityCount * vacskip::kGapCount;
+constexpr int kSampleKinds = vacskip::pg::kCalibrateSampleKinds;
 constexpr int kMinNeeded = 16;                      // after the first part, first round
 constexpr int kMaxNeeded = 256;                     // after the first part, at most
 // The rounds a calibration's first round leaves time for: a noise needs two
@@ -331,10 +332,12 @@ struct DeviceReads
 	bool		valid = false;
 };
 
+// The device under the I/O table, as far as its reads can be counted, and
+// its rate limits.
 struct Limits
 {
-	int			stat_fd = -1;       // the device's stat file; -1: no limits
-	const vacskip::CalibrationRecord *rec = nullptr;
+	int			stat_fd = -1;       // the device's stat file; -1: not counted
+	const vacskip::CalibrationRecord *rec = nullptr;   // nullptr: no limits
 };
 
 DeviceReads
@@ -364,7 +367,7 @@ device_reads(const Limits *l)
 double
 limited_between(const Limits *l, const DeviceReads &from, const DeviceReads &to)
 {
-	if (!from.valid || !to.valid)
+	if (l->rec == nullptr || !from.valid || !to.valid)
 		return 0;
 	return vacskip::limited_us(*l->rec, to.requests - from.requests, to.bytes - from.bytes);
 }
@@ -426,33 +429,43 @@ probe(int fd, char *buf, size_t size, bool bytes, double min_ahead, double probe
 	return l;
 }
 
-// Probe the storage under `rel` for rate limits: fills rec's limits and,
-// where one is found and the device's counts can be read, *limits.  A gain
-// on the rate counts where it would change a pattern's figure: kMinNeeded
-// pages' requests or bytes (a pattern times at least that many pages to
-// read).
-void
-probe_limits(Relation rel, double seconds, vacskip::CalibrationRecord *rec, Limits *limits)
+// The device's stat file of the storage under `rel`, open, where its reads
+// can be counted; -1 otherwise.
+int
+open_device_counts(Relation rel)
 {
-	const char *path = main_fork_path(rel);
 	struct stat st;
 	char		stat_path[64];
 
-	if (PG_O_DIRECT == 0 || stat(path, &st) != 0)
-		return;
+	if (stat(main_fork_path(rel), &st) != 0)
+		return -1;
 	snprintf(stat_path, sizeof(stat_path), "/sys/dev/block/%u:%u/stat",
 			 major(st.st_dev), minor(st.st_dev));
 	const int	stat_fd = OpenTransientFile(stat_path, O_RDONLY);
+	Limits		probe = {stat_fd, nullptr};
 
-	if (stat_fd < 0)
-		return;                 /* no counts of the device: no limits */
-	const int	fd = OpenTransientFile(path, O_RDONLY | PG_BINARY | PG_O_DIRECT);
-
-	if (fd < 0)
+	if (stat_fd >= 0 && !device_reads(&probe).valid)
 	{
 		CloseTransientFile(stat_fd);
-		return;                 /* no direct I/O here */
+		return -1;
 	}
+	return stat_fd;
+}
+
+// Probe the storage under `rel` for rate limits: fills rec's limits and,
+// where one is found and the device's reads are counted (limits->stat_fd),
+// limits->rec.  A gain on the rate counts where it would change a
+// pattern's figure: kMinNeeded pages' requests or bytes (a pattern times
+// at least that many pages to read).
+void
+probe_limits(Relation rel, double seconds, vacskip::CalibrationRecord *rec, Limits *limits)
+{
+	if (PG_O_DIRECT == 0 || limits->stat_fd < 0)
+		return;                 /* no counts of the device: no limits */
+	const int	fd = OpenTransientFile(main_fork_path(rel), O_RDONLY | PG_BINARY | PG_O_DIRECT);
+
+	if (fd < 0)
+		return;                 /* no direct I/O here */
 	char	   *raw = static_cast<char *>(palloc(kLargeRead + kDirectAlign));
 	char	   *buf = reinterpret_cast<char *>(TYPEALIGN(kDirectAlign, raw));
 	vacskip::RateLimit requests[2], bytes[2];
@@ -468,14 +481,10 @@ probe_limits(Relation rel, double seconds, vacskip::CalibrationRecord *rec, Limi
 	pfree(raw);
 	rec->limit_requests = vacskip::repeated_limit(requests[0], requests[1]);
 	rec->limit_bytes = vacskip::repeated_limit(bytes[0], bytes[1]);
-	limits->rec = rec;
-	limits->stat_fd = stat_fd;
-	if (!(rec->limit_requests > 0 || rec->limit_bytes > 0) || !device_reads(limits).valid)
-	{
+	if (rec->limit_requests > 0 || rec->limit_bytes > 0)
+		limits->rec = rec;
+	else
 		rec->limit_requests = rec->limit_bytes = 0;
-		limits->stat_fd = -1;
-		CloseTransientFile(stat_fd);
-	}
 }
 
 // One pattern being read: its blocks, how many were handed out and how
@@ -606,14 +615,30 @@ pattern_next(ReadStream *stream, void *private_data, void *per_buffer_data)
 }
 #endif
 
-// Time one pattern: microseconds per page that must be read, in the part
-// before `split` (*first_us) and after it (*rest_us); with split 0 the
-// whole pattern's figure, both.  Returns how many of its `count` blocks it
-// read before the deadline.
+// What one pattern took, in the part before `split` and after it, per page
+// that must be read: microseconds, and read requests the device completed
+// (as asked, before merging; NaN where they are not counted).  With split
+// 0 the whole pattern's figures, both.
+struct PatternTook
+{
+	double		first_us;
+	double		rest_us;
+	double		first_requests;
+	double		rest_requests;
+};
+
+// Requests between two counts of the device; NaN where either failed.
+double
+requests_between(const DeviceReads &from, const DeviceReads &to)
+{
+	return from.valid && to.valid ? to.requests - from.requests : std::nan("");
+}
+
+// Time one pattern (*took).  Returns how many of its `count` blocks it read
+// before the deadline.
 int
 time_pattern(Relation rel, BufferAccessStrategy strategy, const uint32 *blocks, int count,
-			 BlockNumber split, double deadline_us, const Limits *limits,
-			 double *first_us, double *rest_us)
+			 BlockNumber split, double deadline_us, const Limits *limits, PatternTook *took)
 {
 	Pattern		p = {blocks, count, 0, 0, split, 0, {}, deadline_us};
 	double		split_us = -1;
@@ -675,13 +700,18 @@ time_pattern(Relation rel, BufferAccessStrategy strategy, const uint32 *blocks, 
 	// under a rate limit, no part takes less than its reads at its rates
 	if (split == 0 || p.first_needed == 0 || rest_needed == 0 || split_us < 0)
 	{
-		*first_us = *rest_us =
+		took->first_us = took->rest_us =
 			std::max(total_us, limited_between(limits, at_start, at_end)) / p.needed;
+		took->first_requests = took->rest_requests =
+			requests_between(at_start, at_end) / p.needed;
 		return p.issued;
 	}
-	*first_us = std::max(split_us, limited_between(limits, at_start, at_split)) / p.first_needed;
-	*rest_us = std::max(total_us - split_us, limited_between(limits, at_split, at_end)) /
+	took->first_us = std::max(split_us, limited_between(limits, at_start, at_split)) /
+		p.first_needed;
+	took->rest_us = std::max(total_us - split_us, limited_between(limits, at_split, at_end)) /
 		rest_needed;
+	took->first_requests = requests_between(at_start, at_split) / p.first_needed;
+	took->rest_requests = requests_between(at_split, at_end) / rest_needed;
 	return p.issued;
 }
 
@@ -921,9 +951,11 @@ measure(Relation io, Relation cpu, Relation fill, double seconds, instr_time sta
 	BufferAccessStrategy strategy = GetAccessStrategy(BAS_VACUUM);
 #endif
 	// pattern k's figure of round r at samples[k * kMaxRounds + r], of its
-	// first part at samples[(kPatterns + k) * kMaxRounds + r]
+	// first part at samples[(kPatterns + k) * kMaxRounds + r]; the
+	// requests of the two parts after them, at [(2 * kPatterns + k) *
+	// kMaxRounds + r] and [(3 * kPatterns + k) * kMaxRounds + r]
 	double	   *samples =
-		static_cast<double *>(palloc(sizeof(double) * 2 * kPatterns *
+		static_cast<double *>(palloc(sizeof(double) * kSampleKinds * kPatterns *
 									 vacskip::kMaxRounds));
 	// the pattern being read, and how many pages to read after the first
 	// part each pattern reads in every round (the first round decides)
@@ -945,7 +977,7 @@ measure(Relation io, Relation cpu, Relation fill, double seconds, instr_time sta
 	// = off the table is still dirty there, and a direct read of a dirty
 	// range writes it first
 	evict(io);
-	Limits		limits;
+	Limits		limits = {open_device_counts(io), nullptr};
 
 	probe_limits(io, seconds, rec, &limits);
 	// The first round always completes, aiming at a kRoundsLeftFor-th of
@@ -991,12 +1023,16 @@ measure(Relation io, Relation cpu, Relation fill, double seconds, instr_time sta
 					needed += (blocks[i] & kNeededBit) != 0;
 				fill_ring(fill, strategy, ring, static_cast<double>(needed) / count);
 			}
+			PatternTook took;
 			const int	read = time_pattern(
 				io, strategy, blocks, count, split,
 				rounds == 0 ? std::max(first_end_us - now_us, 0.0) / (kPatterns - j) : 1e300,
-				&limits,
-				&samples[(kPatterns + k) * vacskip::kMaxRounds + rounds],
-				&samples[k * vacskip::kMaxRounds + rounds]);
+				&limits, &took);
+
+			samples[k * vacskip::kMaxRounds + rounds] = took.rest_us;
+			samples[(kPatterns + k) * vacskip::kMaxRounds + rounds] = took.first_us;
+			samples[(2 * kPatterns + k) * vacskip::kMaxRounds + rounds] = took.rest_requests;
+			samples[(3 * kPatterns + k) * vacskip::kMaxRounds + rounds] = took.first_requests;
 
 			// cut short by the first round's time: as many pages to read
 			// after the first part, on every later round's map

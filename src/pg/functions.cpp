@@ -1,6 +1,7 @@
 // SQL-callable functions: vacskip.status(), effective_threshold(),
 // explain_threshold(), simulate(), hook_active().  They only read (the
 // catalogs and the visibility map), so they work on servers without the hook.
+#include <cmath>
 #include <new>
 
 #include "../core/calibration.hpp"
@@ -146,21 +147,31 @@ float8_matrix(const double *xs, int rows, int cols)
 }
 
 // A [rows][cols][depth] array of xs[(i * cols + j) * stride + r], r below
-// depth.
+// depth, NaN as NULL; *none where every element is NaN.
 Datum
-float8_cube(const double *xs, int rows, int cols, int depth, int stride)
+float8_cube(const double *xs, int rows, int cols, int depth, int stride, bool *none)
 {
+	*none = false;
 	if (depth < 1)
 		return PointerGetDatum(construct_empty_array(FLOAT8OID));
 	Datum	   *elems = static_cast<Datum *>(palloc(sizeof(Datum) * rows * cols * depth));
+	bool	   *nulls = static_cast<bool *>(palloc(sizeof(bool) * rows * cols * depth));
 	int			dims[3] = {rows, cols, depth};
 	int			lbs[3] = {1, 1, 1};
+	int			nans = 0;
 
 	for (int i = 0; i < rows * cols; i++)
 		for (int r = 0; r < depth; r++)
-			elems[i * depth + r] = Float8GetDatum(xs[i * stride + r]);
-	return PointerGetDatum(construct_md_array(elems, nullptr, 3, dims, lbs, FLOAT8OID,
-											  sizeof(float8), FLOAT8PASSBYVAL,
+		{
+			const double x = xs[i * stride + r];
+
+			nulls[i * depth + r] = std::isnan(x);
+			nans += std::isnan(x);
+			elems[i * depth + r] = Float8GetDatum(std::isnan(x) ? 0 : x);
+		}
+	*none = nans == rows * cols * depth;
+	return PointerGetDatum(construct_md_array(elems, nans ? nulls : nullptr, 3, dims, lbs,
+											  FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL,
 											  TYPALIGN_DOUBLE));
 }
 
@@ -289,13 +300,13 @@ calibration_datum(TupleDesc tupdesc, Oid spcoid, const vacskip::CalibrationRecor
 	v[i++] = float8_array(rec.costs.start_read_noise, vacskip::kDensityCount);
 	v[i++] = Float8GetDatum(rec.costs.cpu_page_us);
 	v[i++] = Float8GetDatum(rec.costs.cpu_tuple_us);
-	// each round's figures as measured, before its level is taken out
+	// each round's figures as measured, before its level is taken out, and
+	// the device's requests (NULL where they were not counted)
 	constexpr int npatterns = vacskip::kDensityCount * vacskip::kGapCount;
 
-	v[i++] = float8_cube(samples, vacskip::kDensityCount, vacskip::kGapCount, rec.rounds,
-						 stride);
-	v[i++] = float8_cube(samples + npatterns * stride, vacskip::kDensityCount,
-						 vacskip::kGapCount, rec.rounds, stride);
+	for (int kind = 0; kind < kCalibrateSampleKinds; kind++, i++)
+		v[i] = float8_cube(samples + kind * npatterns * stride, vacskip::kDensityCount,
+						   vacskip::kGapCount, rec.rounds, stride, &nulls[i]);
 	Assert(i == ncols);
 	return HeapTupleGetDatum(heap_form_tuple(tupdesc, v, nulls));
 }

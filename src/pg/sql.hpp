@@ -10,12 +10,18 @@ namespace vacskip::pg {
 TupleDesc result_tupdesc(FunctionCallInfo fcinfo);
 
 // The columns of calibrate()'s result row, as vacskip--1.0.sql declares them.
-constexpr int kCalibrateColumns = 14;
+constexpr int kCalibrateColumns = 16;
+
+// What calibrate() keeps of each pattern's rounds: its timings, of the part
+// after a file's first pages and of those pages, then the device's read
+// requests of the two parts.
+constexpr int kCalibrateSampleKinds = 4;
 
 // calibrate()'s result row for a calibration of tablespace `spcoid`;
-// samples[k * stride + r] is pattern k's figure (k = density * thresholds +
-// threshold) in round r, samples[(patterns + k) * stride + r] that of its
-// first part, for rec.rounds rounds.
+// samples[(kind * patterns + k) * stride + r] is pattern k's (k = density
+// * thresholds + threshold) figure of kind `kind` (kCalibrateSampleKinds'
+// order) in round r, for rec.rounds rounds; NaN where the device's
+// requests were not counted.
 Datum calibration_datum(TupleDesc tupdesc, Oid spcoid, const vacskip::CalibrationRecord &rec,
 						const double *samples, int stride);
 
