@@ -2,18 +2,22 @@
 the noise, judged on a finished run's measurements.
 
 calibrate() returns each round's figure of every pattern (round_read_us,
-round_start_read_us: density × threshold × round, µs per page to read).
-figures() transcribes src/core/calibration.cpp's density_figures(): per
-density, with direct reads the timings a disturbance took set aside
-(revision 21; set_aside()), each pattern's median over the rounds with
-each round's level taken out, and the noise from the residual of the
-two-way layout of the density's six patterns and the rounds.  A run's
+round_start_read_us: density × threshold × round, µs per page to read)
+and, where the device is counted, its read requests (round_requests,
+round_start_requests).  figures() transcribes src/core/calibration.cpp's
+density_figures(): per density, the timings a disturbance took set aside
+(set_aside(): with direct reads, revision 21; with buffered reads where
+the device's requests were counted, those whose requests are not
+unusual(), revision 22), each pattern's median over the rounds with each
+round's level taken out, and the noise from the residual of the two-way
+layout of the density's six patterns and the rounds.  A run's
 calibrations (runs.csv's notes) hold the rounds where it was made with a
 calibrate() that returns them; on those a rule can be replayed as
 bench/replay.py replays a model: which threshold the model chooses for
 each row from the figures and noises the rule takes, and what that
 threshold measured there.  The rules: revision 20 (every timing
-counted), revision 21, and every timing tested (buffered reads' too).
+counted), revisions 21 and 22, and every timing tested (buffered reads'
+too, whatever their requests).
 
     python3 -m bench.noise_rules [--rows] DIR [DIR ...]
     python3 -m bench.noise_rules --undisturbed
@@ -110,7 +114,26 @@ def fill(y, cells):
     return z
 
 
-def set_aside(y):
+def unusual(q, i, j):
+    """Whether cell (i, j) of a layout q[pattern][round] (the logarithms of
+    the device's requests) lies beyond what the layout's spread accounts
+    for: its externally studentized residual (the whole layout's
+    leverage) beyond Student's t quantile at ALPHA / 2 (two-sided; one cell
+    tested, no Bonferroni: more cells count as unusual, and fewer timings
+    are set aside)."""
+    k, r = len(q), len(q[0])
+    nu = (k - 1) * (r - 1)
+    e = residuals(q)
+    s2 = sum(x * x for row in e for x in row) / nu
+    if not s2 > 0:
+        return abs(e[i][j]) > 1e-12
+    h = 1 / k + 1 / r - 1 / (k * r)
+    t2 = e[i][j] ** 2 / (s2 * (1 - h))
+    te = math.inf if t2 >= nu - 1e-12 else math.sqrt(t2 * (nu - 1) / (nu - t2))
+    return te > t_quantile(ALPHA / 2, nu - 1)
+
+
+def set_aside(y, q=None):
     """calibration.cpp's density_figures(): the cells of one density's
     layout y[pattern][round] (logarithms) that the layout's own spread
     cannot account for, one at a time: the largest externally studentized
@@ -119,7 +142,8 @@ def set_aside(y):
     Bonferroni), its pattern and round each keep two cells besides it and
     three degrees of freedom or more are left, the fit redone without it.
     Three rounds at least (with two, a pattern's two residuals are one
-    number)."""
+    number).  With q (the device's requests, as logarithms, alike), only
+    cells whose requests are not unusual()."""
     k, r = len(y), len(y[0])
     if k < 2 or r < 3:
         return []
@@ -127,7 +151,7 @@ def set_aside(y):
     cells = []
 
     def may(i, j):
-        return ((i, j) not in cells and
+        return ((i, j) not in cells and (q is None or not unusual(q, i, j)) and
                 sum((i, c) not in cells for c in range(r)) > 2 and
                 sum((c, j) not in cells for c in range(k)) > 2)
     while True:
@@ -190,12 +214,13 @@ def medians(y):
             for i in range(k)]
 
 
-def density(y, outliers=True):
+def density(y, outliers=True, q=None):
     """One density's figures and noise from its [pattern][round]
     logarithms, as calibration.cpp's density_figures() takes them, with
     `outliers` the timings a disturbance took set aside (calibrate() does
-    with direct reads)."""
-    cells = set_aside(y) if outliers else []
+    with direct reads), with q only those whose requests are not
+    unusual."""
+    cells = set_aside(y, q) if outliers else []
     z = fill(y, cells)
     noise = sd_noise(z, len(cells))
     if cells:
@@ -204,28 +229,55 @@ def density(y, outliers=True):
     return medians(z), noise
 
 
-def revision21(y, direct):
+def revision21(y, direct, q=None):
     """calibrate()'s rule: disturbed timings set aside with direct reads."""
     return density(y, outliers=direct)
 
 
-def revision20(y, direct):
+def revision20(y, direct, q=None):
     """Revision 20's: every timing counted."""
     return density(y, outliers=False)
 
 
-def figures(cal, rule=revision21):
+def revision22(y, direct, q=None):
+    """calibrate()'s rule: revision 21's, and with buffered reads where
+    the device's requests were counted (q), disturbed timings whose
+    requests are not unusual set aside too."""
+    if direct or q is None:
+        return revision21(y, direct)
+    return density(y, outliers=True, q=q)
+
+
+def counted(layout, rounds):
+    """A density's requests (pattern × round) as logarithms, or None where
+    one was not counted or counted none (calibration.cpp asks them only
+    then)."""
+    if not isinstance(layout, list) or rounds < 3:
+        return None
+    xs = flat([row[:rounds] for row in layout])
+    if not all(x is not None and x > 0 for x in xs):
+        return None
+    return logs(layout, rounds)
+
+
+def figures(cal, rule=None):
     """(read_us, read_noise, start_read_us, start_read_noise) from a
     calibration's rounds, each density's taken by rule(layout, direct
-    reads); None where the calibration holds no rounds."""
+    reads, the device's requests or None) (calibrate()'s own, revision 22,
+    by default); None where the calibration holds no rounds."""
+    rule = rule or revision22
     rounds = cal.get("rounds", 0)
     direct = str(cal.get("io_path", "")).startswith("direct reads")
     out = []
-    for key in ("round_read_us", "round_start_read_us"):
-        cube = cal.get(key)
+    for key, qkey in (("round_read_us", "round_requests"),
+                      ("round_start_read_us", "round_start_requests")):
+        cube, qcube = cal.get(key), cal.get(qkey)
         if not isinstance(cube, list) or rounds < 1:
             return None
-        got = [rule(logs(c, rounds), direct) for c in cube]
+        if not isinstance(qcube, list):
+            qcube = [None] * len(cube)
+        got = [rule(logs(c, rounds), direct, counted(qc, rounds))
+               for c, qc in zip(cube, qcube)]
         out += [[f for f, _ in got], [n for _, n in got]]
     return tuple(out)
 
@@ -246,7 +298,8 @@ def with_rule(cal, rule):
 
 
 RULES = {"revision 20": revision20, "revision 21": revision21,
-         "every timing tested": lambda y, direct: density(y, outliers=True)}
+         "revision 22": revision22,
+         "every timing tested": lambda y, direct, q=None: density(y, outliers=True)}
 
 
 def judge(paths, rules):

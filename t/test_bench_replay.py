@@ -219,3 +219,51 @@ def test_undisturbed_timings_keep_their_noise():
         share, kept = noise_rules.undisturbed(rounds)
         assert share <= 0.05 + 3 * (0.05 * 0.95 / 400) ** 0.5, (rounds, share)
         assert kept is None or kept < 1
+
+
+# a default run of revision 21 whose calibrations counted the device's
+# requests
+RUN_REQUESTS_21 = RESULTS / "2026-12-06-vm-2c24g-default-requests"
+
+
+def test_noise_rules_follow_revision_21s_calibrations():
+    """bench/noise_rules.py takes, by revision 21's rule, the figures and
+    noises each calibration of a revision 21 run returned; revision 22's
+    takes others with buffered reads only, in at least one calibration,
+    from the requests the run counted."""
+    calib, _ = replay.load(RUN_REQUESTS_21)
+    buffered_changed = 0
+    for (server, mode, profile), note in calib.items():
+        cal = note["calibrate"]
+        assert cal["round_requests"] is not None, (server, mode, profile)
+        got = noise_rules.figures(cal, noise_rules.revision21)
+        for key, values in zip(("read_us", "read_noise", "start_read_us",
+                                "start_read_noise"), got):
+            assert noise_rules.flat(values) == pytest.approx(
+                noise_rules.flat(cal[key]), rel=1e-9, abs=1e-12), (server, mode, profile, key)
+        if noise_rules.figures(cal, noise_rules.revision22) != got:
+            assert mode == "buffered", (server, mode, profile)
+            buffered_changed += 1
+    assert buffered_changed >= 1
+
+
+def test_revision22_tells_a_stall_from_readahead():
+    """A buffered timing far from its layout's spread is set aside where
+    the device's requests were as in the other rounds (a stall), kept
+    where they were not (the readahead's other way of going), and without
+    requests nothing is set aside; as t/unit/test_core.cpp's
+    test_disturbed_timings checks calibration.cpp's."""
+    import math
+    level = [1.0, 1.1, 0.95, 1.02, 0.9]
+    spread = [[1.00, 1.02, 0.98, 1.01, 0.99], [0.98, 1.00, 1.02, 0.99, 1.01],
+              [1.02, 0.99, 1.00, 0.98, 1.01], [1.01, 0.98, 1.01, 1.00, 1.00],
+              [0.99, 1.01, 0.99, 1.02, 0.99], [1.00, 1.00, 1.00, 1.00, 1.00]]
+    y = [[math.log(100.0 * (k + 1) * level[r] * spread[k][r]) for r in range(5)]
+         for k in range(6)]
+    y[2][3] += math.log(20)
+    q = [[math.log(0.5 * spread[k][(r + 2) % 5]) for r in range(5)] for k in range(6)]
+    assert noise_rules.set_aside(y, q) == [(2, 3)]
+    assert noise_rules.revision22(y, False, q)[1] < noise_rules.revision22(y, False)[1] / 10
+    q[2][3] -= math.log(3)
+    assert noise_rules.set_aside(y, q) == []
+    assert noise_rules.revision22(y, True, q) == noise_rules.revision21(y, True)

@@ -247,6 +247,8 @@ struct Layout {
 	int patterns = 0, rounds = 0;
 	double y[kGapCount * kMaxRounds];
 	bool out[kGapCount * kMaxRounds] = {};
+	// cells that may not be set aside (their requests were unusual)
+	bool kept[kGapCount * kMaxRounds] = {};
 	int set_aside = 0;
 
 	double &at(int k, int r) { return y[k * rounds + r]; }
@@ -314,7 +316,32 @@ struct Layout {
 			in_pattern += !out[k * rounds + j];
 		for (int i = 0; i < patterns; i++)
 			in_round += !out[i * rounds + r];
-		return !out[k * rounds + r] && in_pattern > 2 && in_round > 2;
+		return !out[k * rounds + r] && !kept[k * rounds + r] && in_pattern > 2 && in_round > 2;
+	}
+
+	// Marks kept the cells whose counterpart in `requests` (the same
+	// patterns and rounds: the device's read requests, as logarithms) the
+	// layout of the others' requests cannot account for: an externally
+	// studentized residual, with the whole layout's leverage, beyond
+	// Student's t quantile at kDisturbedAlpha / 2 (two-sided; each cell
+	// tested alone, no Bonferroni, so that more count as unusual and fewer
+	// timings are set aside).
+	void keep_unusual(const Layout &requests)
+	{
+		const int dof = (patterns - 1) * (rounds - 1);
+		const double h = 1.0 / patterns + 1.0 / rounds - 1.0 / (patterns * rounds);
+		double e[kGapCount * kMaxRounds];
+		const double s2 = requests.residuals(e) / dof;
+		const double limit = t_quantile(kDisturbedAlpha / 2, dof - 1);
+
+		for (int i = 0; i < patterns * rounds; i++) {
+			if (!(s2 > 0)) {
+				kept[i] = std::fabs(e[i]) > 1e-12;
+				continue;
+			}
+			const double t2 = e[i] * e[i] / (s2 * (1 - h));
+			kept[i] = t2 >= dof - 1e-12 || std::sqrt(t2 * (dof - 1) / (dof - t2)) > limit;
+		}
 	}
 
 	// Sets aside, one at a time, the cell whose externally studentized
@@ -367,7 +394,8 @@ struct Layout {
 }  // namespace
 
 double density_figures(const double *samples, int patterns, int rounds, int stride,
-					   double *figures, bool disturbances, int *set_aside)
+					   double *figures, bool disturbances, int *set_aside,
+					   const double *requests)
 {
 	if (set_aside)
 		*set_aside = 0;
@@ -386,6 +414,26 @@ double density_figures(const double *samples, int patterns, int rounds, int stri
 			l.at(k, r) = log_figure(samples, stride, k, r);
 	if (disturbances)
 		l.set_aside_disturbed();
+	else if (requests && n >= 3 && patterns >= 2) {
+		// every count of the device's requests taken (one of none: a
+		// logarithm of nothing), those whose requests were unusual kept
+		Layout		q;
+		bool		counted = true;
+
+		q.patterns = patterns;
+		q.rounds = n;
+		for (int k = 0; k < patterns; k++)
+			for (int r = 0; r < n; r++) {
+				const double x = requests[k * stride + r];
+
+				counted = counted && std::isfinite(x) && x > 0;
+				q.at(k, r) = counted ? std::log(x) : 0.0;
+			}
+		if (counted) {
+			l.keep_unusual(q);
+			l.set_aside_disturbed();
+		}
+	}
 	double pm[kGapCount], rm[kMaxRounds];
 	const double grand = l.means(pm, rm);
 	double xs[kMaxRounds];

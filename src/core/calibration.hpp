@@ -137,11 +137,28 @@ constexpr double kDisturbedAlpha = 0.05;
 // degrees left over that at all (the noise is judged at all of them,
 // CalibrationCosts::noise_dof, by model.cpp's table of Student's t, which
 // lies within 1 % of the exact quantile).  *set_aside (if given): how
-// many.  Not
-// with buffered reads: there a pattern's timing also depends on whether
-// the kernel's readahead got ahead of its reads, which changes from round
-// to round, and a timing far from the others may be the pattern's other
-// way of going, which VACUUM meets as well, not a disturbance.
+// many.
+//
+// Without `disturbances` (buffered reads), a pattern's timing also depends
+// on whether the kernel's readahead got ahead of its reads, which changes
+// from round to round, and a timing far from the others may be the
+// pattern's other way of going, which VACUUM meets as well, not a
+// disturbance.  The two differ in what the device did: a disturbance
+// keeps the requests and takes longer; the other way of going asks the
+// device for other requests.  So where `requests` gives the device's read
+// requests of each timing (the same layout as `samples`; nullptr: not
+// counted, and nothing is set aside), with three rounds or more and every
+// count above 0, timings are set aside as with `disturbances`, but not one
+// whose requests the layout of the others' requests (in the logarithms,
+// the same two-way layout) cannot account for: an externally studentized
+// residual beyond Student's t quantile at kDisturbedAlpha / 2, each count
+// tested alone (no Bonferroni: more count as unusual, and fewer timings
+// are set aside).  The device counts every process's reads: another
+// process reading while a pattern is timed disturbs it and changes its
+// requests, and such a timing is kept, which errs towards 32.  With direct
+// reads the requests are not asked: there is no readahead to go another
+// way, and a timing far from the others is a disturbance whatever the
+// device counted.
 //
 // `samples` is left as it was (sorted in place, each pattern's rounds would
 // no longer be paired with the others': sorting ranks them alike, and the
@@ -149,7 +166,8 @@ constexpr double kDisturbedAlpha = 0.05;
 // rounds, and less for more).  At most kGapCount patterns and kMaxRounds
 // rounds.
 double density_figures(const double *samples, int patterns, int rounds, int stride,
-					   double *figures, bool disturbances = false, int *set_aside = nullptr);
+					   double *figures, bool disturbances = false, int *set_aside = nullptr,
+					   const double *requests = nullptr);
 
 // The format of the text format_calibration() writes: a record of another
 // was measured otherwise and is not read (10: the patterns dirtied none of

@@ -1054,19 +1054,23 @@ measure(Relation io, Relation cpu, Relation fill, double seconds, instr_time sta
 	for (int d = 0; d < vacskip::kDensityCount; d++)
 	{
 		const double *rest = &samples[d * vacskip::kGapCount * vacskip::kMaxRounds];
+		const double *requests = rest + 2 * kPatterns * vacskip::kMaxRounds;
 
-		// with direct reads, timings a disturbance took set aside
+		// timings a disturbance took set aside: with direct reads, and with
+		// buffered ones where the device's requests tell them from the
+		// readahead's other way of going
 		rec->costs.read_noise[d] =
 			vacskip::density_figures(rest, vacskip::kGapCount, rounds,
 									 vacskip::kMaxRounds, rec->costs.read_us[d],
-									 rec->direct_io);
-		// buffered: a file's first pages timed apart (and no timing set
-		// aside); direct: one figure (time_pattern() gave both parts alike)
+									 rec->direct_io, nullptr, requests);
+		// buffered: a file's first pages timed apart; direct: one figure
+		// (time_pattern() gave both parts alike)
 		if (split)
 			rec->costs.start_read_noise[d] =
 				vacskip::density_figures(rest + kPatterns * vacskip::kMaxRounds,
 										 vacskip::kGapCount, rounds, vacskip::kMaxRounds,
-										 rec->costs.start_read_us[d]);
+										 rec->costs.start_read_us[d], false, nullptr,
+										 requests + kPatterns * vacskip::kMaxRounds);
 		else
 		{
 			std::copy(rec->costs.read_us[d], rec->costs.read_us[d] + vacskip::kGapCount,

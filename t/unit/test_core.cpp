@@ -677,6 +677,28 @@ void test_disturbed_timings()
 	const double buffered = density_figures(disturbed, 6, 5, 5, f_disturbed, false, &n);
 	check(n == 0 && near(buffered, read_noise(disturbed, 6, 5, 5)),
 		  "without disturbances set aside: the noise of every timing");
+	// buffered reads with the device's requests counted: the stalled
+	// timing asked for as many as its pattern's other rounds (the timings'
+	// spread of about 2 %, in other rounds) and is set aside; asking for a
+	// third of them, it is the readahead's other way of going, and kept
+	double requests[6 * 5];
+	for (int i = 0; i < 30; i++)
+		requests[i] = 0.5 * spread[i / 5][(i % 5 + 2) % 5];
+	const double stalled = density_figures(disturbed, 6, 5, 5, f_disturbed, false, &n, requests);
+	check(n == 1 && stalled < 1.5 * noise_clean,
+		  "buffered: a stall with its pattern's requests set aside");
+	requests[2 * 5 + 3] /= 3;
+	density_figures(disturbed, 6, 5, 5, f_disturbed, false, &n, requests);
+	check(n == 0, "buffered: a timing whose requests differ kept");
+	requests[2 * 5 + 3] *= 3;
+	requests[4 * 5 + 1] = 0;
+	density_figures(disturbed, 6, 5, 5, f_disturbed, false, &n, requests);
+	check(n == 0, "buffered: a count of none, nothing set aside");
+	// with direct reads the requests are not asked
+	requests[4 * 5 + 1] = 0.5;
+	requests[2 * 5 + 3] /= 3;
+	density_figures(disturbed, 6, 5, 5, f_disturbed, true, &n, requests);
+	check(n == 1, "direct: a stall set aside whatever the requests");
 }
 
 void test_model_monotonic()
