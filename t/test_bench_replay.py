@@ -221,27 +221,31 @@ def test_undisturbed_timings_keep_their_noise():
         assert kept is None or kept < 1
 
 
-# a default run of revision 21 whose calibrations counted the device's
-# requests
-RUN_REQUESTS_21 = RESULTS / "2026-12-06-vm-2c24g-default-requests"
+# default runs whose calibrations counted the device's requests, and the
+# revision that made them
+RUNS_REQUESTS = [(RESULTS / "2026-12-06-vm-2c24g-default-requests", "revision 21"),
+                 (RESULTS / "2026-12-06-vm-2c24g-default-rev22", "revision 22")]
 
 
-def test_noise_rules_follow_revision_21s_calibrations():
-    """bench/noise_rules.py takes, by revision 21's rule, the figures and
-    noises each calibration of a revision 21 run returned; revision 22's
-    takes others with buffered reads only, in at least one calibration,
-    from the requests the run counted."""
-    calib, _ = replay.load(RUN_REQUESTS_21)
+@pytest.mark.parametrize("run,made_by", RUNS_REQUESTS, ids=lambda x: getattr(x, "name", x))
+def test_noise_rules_follow_calibrations_that_counted_requests(run, made_by):
+    """bench/noise_rules.py takes, by the rule of the revision that made a
+    run, the figures and noises each of its calibrations returned; the
+    other of revisions 21 and 22 takes others with buffered reads only,
+    in at least one calibration, from the requests the run counted."""
+    calib, _ = replay.load(run)
+    rule = noise_rules.RULES[made_by]
+    other = noise_rules.RULES["revision 22" if made_by == "revision 21" else "revision 21"]
     buffered_changed = 0
     for (server, mode, profile), note in calib.items():
         cal = note["calibrate"]
         assert cal["round_requests"] is not None, (server, mode, profile)
-        got = noise_rules.figures(cal, noise_rules.revision21)
+        got = noise_rules.figures(cal, rule)
         for key, values in zip(("read_us", "read_noise", "start_read_us",
                                 "start_read_noise"), got):
             assert noise_rules.flat(values) == pytest.approx(
                 noise_rules.flat(cal[key]), rel=1e-9, abs=1e-12), (server, mode, profile, key)
-        if noise_rules.figures(cal, noise_rules.revision22) != got:
+        if noise_rules.figures(cal, other) != got:
             assert mode == "buffered", (server, mode, profile)
             buffered_changed += 1
     assert buffered_changed >= 1

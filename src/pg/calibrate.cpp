@@ -42,7 +42,10 @@
 //     (requests and bytes a second, as blk-throttle or a cloud volume
 //     impose them); where it has them, no part of a pattern counts as
 //     faster than its reads, as the device counted them, take at those
-//     rates.
+//     rates.  Where the kernel counts the reads of the device under the
+//     table, the requests each part of each pattern asked of it are
+//     counted too: with buffered reads they tell a stall from the
+//     readahead's other way of going (density_figures()).
 //   * an unlogged table of as many pages as the vacuum ring holds, whose
 //     pages fill the ring before each pattern (fill_ring());
 //   * a CPU table of frozen tuples at two densities, in shared buffers:
