@@ -230,7 +230,7 @@ def density(y, outliers=True, q=None):
 
 
 def revision21(y, direct, q=None):
-    """calibrate()'s rule: disturbed timings set aside with direct reads."""
+    """Revision 21's: disturbed timings set aside with direct reads only."""
     return density(y, outliers=direct)
 
 
