@@ -201,7 +201,9 @@ def calibration_section(p, calib):
     p("Every `vacskip.calibrate()` of the run (one per group and measuring session), what "
       "it measured and the thresholds before (settings) and after (calibration) per "
       "workload's table. slowread's counters during the call show that the emulation was "
-      "active: read calls, those it delayed, those that went to the device.\n")
+      "active: read calls, those it delayed, those that went to the device. Each "
+      "round's figures and the device's requests (calibrate()'s round_ arrays) are in "
+      "[runs.csv](runs.csv), phase calib, the note's 'calibrate'.\n")
     p("| server | I/O | profile | # | s | rounds | µs per page read (calibrate()'s arrays) | "
       "CPU µs/page + /tuple | threshold: settings → calibrated | reads / delayed / device | "
       "I/O path |")
@@ -211,7 +213,7 @@ def calibration_section(p, calib):
                                          int(x[0]["rep"]))):
         cal = note["calibrate"]
         arrays = "; ".join(f"{k}: {numbers_text(v)}" for k, v in cal.items()
-                           if isinstance(v, list))
+                           if isinstance(v, list) and not k.startswith("round_"))
         thr = "; ".join(f"{w} {v['settings_threshold']} → {v['calibrated_threshold']}"
                         for w, v in note["workloads"].items())
         p(f"| {r['server']} | {r['mode']} | {r['profile']} | {r['rep']} | "
