@@ -33,6 +33,9 @@ from pathlib import Path
 from bench import replay
 
 PI = math.pi
+# calibration.cpp's kNoSpread: a mean square of residuals no larger than
+# rounding leaves where there are none
+NO_SPREAD = 1e-24
 
 
 # ------------------------------------------------------ Student's t
@@ -120,12 +123,14 @@ def unusual(q, i, j):
     for: its externally studentized residual (the whole layout's
     leverage) beyond Student's t quantile at ALPHA / 2 (two-sided; one cell
     tested, no Bonferroni: more cells count as unusual, and fewer timings
-    are set aside)."""
+    are set aside).  Residuals all within rounding of 0 (a mean square up
+    to NO_SPREAD) are no spread: there only a residual beyond rounding is
+    unusual."""
     k, r = len(q), len(q[0])
     nu = (k - 1) * (r - 1)
     e = residuals(q)
     s2 = sum(x * x for row in e for x in row) / nu
-    if not s2 > 0:
+    if not s2 > NO_SPREAD:
         return abs(e[i][j]) > 1e-12
     h = 1 / k + 1 / r - 1 / (k * r)
     t2 = e[i][j] ** 2 / (s2 * (1 - h))
@@ -149,9 +154,10 @@ def set_aside(y, q=None):
         return []
     h = 1 / k + 1 / r - 1 / (k * r)      # a cell's leverage in the layout
     cells = []
+    kept = {(i, j) for i in range(k) for j in range(r) if q is not None and unusual(q, i, j)}
 
     def may(i, j):
-        return ((i, j) not in cells and (q is None or not unusual(q, i, j)) and
+        return ((i, j) not in cells and (i, j) not in kept and
                 sum((i, c) not in cells for c in range(r)) > 2 and
                 sum((c, j) not in cells for c in range(k)) > 2)
     while True:
@@ -255,7 +261,7 @@ def counted(layout, rounds):
     if not isinstance(layout, list) or rounds < 3:
         return None
     xs = flat([row[:rounds] for row in layout])
-    if not all(x is not None and x > 0 for x in xs):
+    if not all(x is not None and math.isfinite(x) and x > 0 for x in xs):
         return None
     return logs(layout, rounds)
 

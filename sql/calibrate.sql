@@ -86,7 +86,8 @@ SELECT tablespace, rounds >= 1 AS measured, seconds > 0 AS took_time,
        round_requests IS NULL AND round_start_requests IS NULL OR
          array_dims(round_requests) = array_dims(round_read_us) AND
          array_dims(round_start_requests) = array_dims(round_read_us) AND
-         (SELECT bool_and(r >= 0) FROM unnest(round_requests || round_start_requests) r) AND
+         (SELECT bool_and(r IS NOT NULL AND r >= 0)
+          FROM unnest(round_requests || round_start_requests) r) AND
          (round_start_requests = round_requests) = (io_path LIKE 'direct reads%')
          AS requests_ok
 FROM vacskip.calibrate(seconds => 0.5);

@@ -270,4 +270,7 @@ def test_revision22_tells_a_stall_from_readahead():
     assert noise_rules.revision22(y, False, q)[1] < noise_rules.revision22(y, False)[1] / 10
     q[2][3] -= math.log(3)
     assert noise_rules.set_aside(y, q) == []
+    # requests that add up exactly: no spread, the stall's as the others'
+    even = [[math.log((7 * r + 15) / 257) for r in range(5)] for _ in range(6)]
+    assert noise_rules.set_aside(y, even) == [(2, 3)]
     assert noise_rules.revision22(y, True, q) == noise_rules.revision21(y, True)

@@ -240,6 +240,10 @@ double t_quantile(double p, double dof)
 
 namespace {
 
+// A mean square of residuals no larger than rounding leaves where there
+// are none (residuals of at most 1e-12, squared).
+constexpr double kNoSpread = 1e-24;
+
 // One density's layout: the logarithms of its patterns' figures by round,
 // y[k * rounds + r], with the cells set aside (out[k * rounds + r]) filled
 // with what the layout of the others predicts for them.
@@ -325,7 +329,10 @@ struct Layout {
 	// studentized residual, with the whole layout's leverage, beyond
 	// Student's t quantile at kDisturbedAlpha / 2 (two-sided; each cell
 	// tested alone, no Bonferroni, so that more count as unusual and fewer
-	// timings are set aside).
+	// timings are set aside).  A layout whose residuals are all within
+	// rounding of 0 (the requests of each pattern and round adding up
+	// exactly, in the logarithms) has no spread, and only a residual
+	// beyond rounding is unusual there.
 	void keep_unusual(const Layout &requests)
 	{
 		const int dof = (patterns - 1) * (rounds - 1);
@@ -335,7 +342,7 @@ struct Layout {
 		const double limit = t_quantile(kDisturbedAlpha / 2, dof - 1);
 
 		for (int i = 0; i < patterns * rounds; i++) {
-			if (!(s2 > 0)) {
+			if (!(s2 > kNoSpread)) {
 				kept[i] = std::fabs(e[i]) > 1e-12;
 				continue;
 			}

@@ -86,7 +86,8 @@ struct Calibration {
 	// it is compared with another of that density: the standard deviation
 	// of its logarithm, from the rounds' residual once each of the density's
 	// patterns' and each round's mean are taken out, and their number
-	// (density_figures() in calibration.hpp: with direct reads, timings a
+	// (density_figures() in calibration.hpp: with direct reads, and with
+	// buffered ones where the device's requests show a stall, timings a
 	// disturbance took set aside first, and the noise then raised as far as
 	// Student's t at the degrees of freedom left lies above it at all of
 	// them); 0 where one round left it unmeasured.  start_read_noise: the

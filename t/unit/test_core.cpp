@@ -694,6 +694,22 @@ void test_disturbed_timings()
 	requests[4 * 5 + 1] = 0;
 	density_figures(disturbed, 6, 5, 5, f_disturbed, false, &n, requests);
 	check(n == 0, "buffered: a count of none, nothing set aside");
+	requests[4 * 5 + 1] = std::nan("");
+	density_figures(disturbed, 6, 5, 5, f_disturbed, false, &n, requests);
+	check(n == 0, "buffered: a count missing, nothing set aside");
+	// requests that add up exactly (each round's the same for every
+	// pattern, counts over 257 pages to read; their logarithms' residuals
+	// are rounding, 1e-16, and must not be taken for a spread): the
+	// stall's requests as the others', set aside
+	double even[6 * 5];
+	for (int i = 0; i < 30; i++)
+		even[i] = (7.0 * (i % 5) + 15) / 257;
+	density_figures(disturbed, 6, 5, 5, f_disturbed, false, &n, even);
+	check(n == 1, "buffered: requests without spread, the stall set aside");
+	// four rounds of five kept (stride 5): the stall, in round 3, still set
+	// aside, from the first four rounds' requests
+	density_figures(disturbed, 6, 4, 5, f_disturbed, false, &n, even);
+	check(n == 1, "buffered: fewer rounds than the stride");
 	// with direct reads the requests are not asked
 	requests[4 * 5 + 1] = 0.5;
 	requests[2 * 5 + 3] /= 3;
