@@ -117,6 +117,19 @@ def fill(y, cells):
     return z
 
 
+def leverage(k, r):
+    """A cell's leverage in a two-way layout of k patterns and r rounds."""
+    return 1 / k + 1 / r - 1 / (k * r)
+
+
+def studentized(e, s2, h, nu):
+    """calibration.cpp's studentized(): the externally studentized residual
+    of a cell of residual e, in a layout whose residuals' mean square is s2
+    over nu degrees of freedom, at leverage h."""
+    t2 = e ** 2 / (s2 * (1 - h))
+    return math.inf if t2 >= nu - 1e-12 else math.sqrt(t2 * (nu - 1) / (nu - t2))
+
+
 def unusual(q, i, j):
     """Whether cell (i, j) of a layout q[pattern][round] (the logarithms of
     the device's requests) lies beyond what the layout's spread accounts
@@ -132,10 +145,7 @@ def unusual(q, i, j):
     s2 = sum(x * x for row in e for x in row) / nu
     if not s2 > NO_SPREAD:
         return abs(e[i][j]) > 1e-12
-    h = 1 / k + 1 / r - 1 / (k * r)
-    t2 = e[i][j] ** 2 / (s2 * (1 - h))
-    te = math.inf if t2 >= nu - 1e-12 else math.sqrt(t2 * (nu - 1) / (nu - t2))
-    return te > t_quantile(ALPHA / 2, nu - 1)
+    return studentized(e[i][j], s2, leverage(k, r), nu) > t_quantile(ALPHA / 2, nu - 1)
 
 
 def set_aside(y, q=None):
@@ -152,7 +162,7 @@ def set_aside(y, q=None):
     k, r = len(y), len(y[0])
     if k < 2 or r < 3:
         return []
-    h = 1 / k + 1 / r - 1 / (k * r)      # a cell's leverage in the layout
+    h = leverage(k, r)
     cells = []
     kept = {(i, j) for i in range(k) for j in range(r) if q is not None and unusual(q, i, j)}
 
@@ -173,8 +183,7 @@ def set_aside(y, q=None):
             for j in range(r):
                 if not may(i, j):
                     continue
-                t2 = e[i][j] ** 2 / (s2 * (1 - h))
-                te = math.inf if t2 >= nu - 1e-12 else math.sqrt(t2 * (nu - 1) / (nu - t2))
+                te = studentized(e[i][j], s2, h, nu)
                 if te > worst:
                     worst, at = te, (i, j)
         tested = k * r - len(cells)

@@ -244,6 +244,19 @@ namespace {
 // are none (residuals of at most 1e-12, squared).
 constexpr double kNoSpread = 1e-24;
 
+// The externally studentized residual of a cell whose residual is `e`, in
+// a layout whose residuals' mean square is `s2` over `dof` degrees of
+// freedom, at leverage `h`: its residual over the spread of the other
+// cells' (Student's t with dof - 1 degrees of freedom); infinite where the
+// cell holds all of the spread.
+double
+studentized(double e, double s2, double h, int dof)
+{
+	const double t2 = e * e / (s2 * (1 - h));
+
+	return t2 >= dof - 1e-12 ? HUGE_VAL : std::sqrt(t2 * (dof - 1) / (dof - t2));
+}
+
 // One density's layout: the logarithms of its patterns' figures by round,
 // y[k * rounds + r], with the cells set aside (out[k * rounds + r]) filled
 // with what the layout of the others predicts for them.
@@ -256,6 +269,12 @@ struct Layout {
 	int set_aside = 0;
 
 	double &at(int k, int r) { return y[k * rounds + r]; }
+
+	// A cell's leverage in the whole layout.
+	double leverage() const
+	{
+		return 1.0 / patterns + 1.0 / rounds - 1.0 / (patterns * rounds);
+	}
 
 	// Each pattern's and each round's mean, and the grand mean.
 	double means(double *pm, double *rm) const
@@ -336,19 +355,13 @@ struct Layout {
 	void keep_unusual(const Layout &requests)
 	{
 		const int dof = (patterns - 1) * (rounds - 1);
-		const double h = 1.0 / patterns + 1.0 / rounds - 1.0 / (patterns * rounds);
 		double e[kGapCount * kMaxRounds];
 		const double s2 = requests.residuals(e) / dof;
 		const double limit = t_quantile(kDisturbedAlpha / 2, dof - 1);
 
-		for (int i = 0; i < patterns * rounds; i++) {
-			if (!(s2 > kNoSpread)) {
-				kept[i] = std::fabs(e[i]) > 1e-12;
-				continue;
-			}
-			const double t2 = e[i] * e[i] / (s2 * (1 - h));
-			kept[i] = t2 >= dof - 1e-12 || std::sqrt(t2 * (dof - 1) / (dof - t2)) > limit;
-		}
+		for (int i = 0; i < patterns * rounds; i++)
+			kept[i] = s2 > kNoSpread ? studentized(e[i], s2, leverage(), dof) > limit
+				: std::fabs(e[i]) > 1e-12;
 	}
 
 	// Sets aside, one at a time, the cell whose externally studentized
@@ -363,8 +376,6 @@ struct Layout {
 	{
 		if (patterns < 2 || rounds < 3)
 			return;
-		// a cell's leverage in the whole layout
-		const double h = 1.0 / patterns + 1.0 / rounds - 1.0 / (patterns * rounds);
 		double e[kGapCount * kMaxRounds];
 		for (;;) {
 			const int dof = (patterns - 1) * (rounds - 1) - set_aside;
@@ -379,9 +390,7 @@ struct Layout {
 				for (int r = 0; r < rounds; r++) {
 					if (!may_set_aside(k, r))
 						continue;
-					const double t2 = e[k * rounds + r] * e[k * rounds + r] / (s2 * (1 - h));
-					const double te = t2 >= dof - 1e-12 ?
-						HUGE_VAL : std::sqrt(t2 * (dof - 1) / (dof - t2));
+					const double te = studentized(e[k * rounds + r], s2, leverage(), dof);
 					if (te > worst) {
 						worst = te;
 						at_k = k;
