@@ -31,63 +31,12 @@ import sys
 from pathlib import Path
 
 from bench import replay
+from bench.vacbench.stats import t_quantile
 
 PI = math.pi
 # calibration.cpp's kNoSpread: a mean square of residuals no larger than
 # rounding leaves where there are none
 NO_SPREAD = 1e-24
-
-
-# ------------------------------------------------------ Student's t
-
-def incomplete_beta(x, a, b):
-    """The regularized incomplete beta function I_x(a, b), by its continued
-    fraction (evaluated with the modified Lentz method), through the
-    symmetry I_x(a, b) = 1 - I_{1-x}(b, a) where the fraction converges
-    slowly."""
-    if x <= 0:
-        return 0.0
-    if x >= 1:
-        return 1.0
-    if x > (a + 1) / (a + b + 2):
-        return 1.0 - incomplete_beta(1 - x, b, a)
-    front = math.exp(a * math.log(x) + b * math.log1p(-x) + math.lgamma(a + b)
-                     - math.lgamma(a) - math.lgamma(b)) / a
-    tiny = 1e-300
-    f, c, d = tiny, tiny, 0.0
-    for i in range(0, 400):
-        m = i // 2
-        if i == 0:
-            num = 1.0
-        elif i % 2 == 0:
-            num = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m))
-        else:
-            num = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))
-        d = 1 + num * d
-        d = 1 / (d if abs(d) > tiny else tiny)
-        c = 1 + num / c
-        c = c if abs(c) > tiny else tiny
-        f *= c * d
-        if abs(c * d - 1) < 1e-15:
-            break
-    return front * f
-
-def t_upper(t, nu):
-    """P(T > t) for Student's t with nu degrees of freedom, t >= 0."""
-    return 0.5 * incomplete_beta(nu / (nu + t * t), nu / 2, 0.5)
-
-def t_quantile(p, nu):
-    """The t with P(T > t) = p, 0 < p < 1/2."""
-    lo, hi = 0.0, 1.0
-    while t_upper(hi, nu) > p:
-        hi *= 2
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if t_upper(mid, nu) > p:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
 
 
 # ------------------------------------------------------ disturbed timings

@@ -132,13 +132,6 @@ def noise_at(cal, d, start=False):
     return n[di] * (1 - dw) + n[di + 1] * dw
 
 
-# model.cpp's one_sided_95(): Student's t, one-sided 95 %, by degrees of
-# freedom (between two, the fewer's)
-T95 = ((1, 6.314), (2, 2.920), (3, 2.353), (4, 2.132), (5, 2.015), (6, 1.943), (7, 1.895),
-       (8, 1.860), (9, 1.833), (10, 1.812), (12, 1.782), (15, 1.753), (20, 1.725),
-       (25, 1.708), (30, 1.697), (40, 1.684), (60, 1.671), (120, 1.658), (1000, 1.646))
-
-
 def one_sided_95(cal):
     """The quantile a saving must exceed in noises: with each density's
     noise (revision 12) Student's t for its (thresholds - 1) * (rounds - 1)
@@ -146,7 +139,7 @@ def one_sided_95(cal):
     if not isinstance(cal.get("read_noise"), list):
         return ONE_SIDED_95
     dof = (len(GAPS) - 1) * (cal.get("rounds", 1) - 1)
-    return next((t for k, t in reversed(T95) if dof >= k), T95[0][1])
+    return stats.t95(max(dof, 1))
 
 
 def cost_current(cal, m, work, noise=None, shared=None):

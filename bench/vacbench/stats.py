@@ -10,6 +10,7 @@ profile).  Threshold columns: the fixed ones ('1' ... '32'), 'auto-settings'
 fixed value) and 'auto' (vacskip.threshold = -1 after vacskip.calibrate()).
 """
 
+import functools
 import math
 import statistics
 
@@ -35,11 +36,6 @@ MAX_REPS_FACTOR = 3
 FIXED = ("1", "2", "4", "8", "16", "32")
 AUTO, AUTO_SETTINGS = "auto", "auto-settings"
 
-# One-sided 95 % quantiles of Student's t by degrees of freedom; a df between
-# two entries takes the smaller df's (larger) quantile.
-T95 = {1: 6.314, 2: 2.920, 3: 2.353, 4: 2.132, 5: 2.015, 6: 1.943, 7: 1.895, 8: 1.860,
-       9: 1.833, 10: 1.812, 12: 1.782, 15: 1.753, 20: 1.725, 30: 1.697, 60: 1.671}
-
 # Verdicts that need no more repetitions.
 DECIDED = ("within", "above", "same work")
 
@@ -49,8 +45,65 @@ def geomean(xs):
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
 
 
+# Student's t distribution: src/core/calibration.cpp's incomplete_beta(),
+# t_upper() and t_quantile(), transcribed
+
+def incomplete_beta(x, a, b):
+    """The regularized incomplete beta function I_x(a, b), by its continued
+    fraction (evaluated with the modified Lentz method), through the
+    symmetry I_x(a, b) = 1 - I_{1-x}(b, a) where the fraction converges
+    slowly."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    if x > (a + 1) / (a + b + 2):
+        return 1.0 - incomplete_beta(1 - x, b, a)
+    front = math.exp(a * math.log(x) + b * math.log1p(-x) + math.lgamma(a + b)
+                     - math.lgamma(a) - math.lgamma(b)) / a
+    tiny = 1e-300
+    f, c, d = tiny, tiny, 0.0
+    for i in range(0, 400):
+        m = i // 2
+        if i == 0:
+            num = 1.0
+        elif i % 2 == 0:
+            num = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m))
+        else:
+            num = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))
+        d = 1 + num * d
+        d = 1 / (d if abs(d) > tiny else tiny)
+        c = 1 + num / c
+        c = c if abs(c) > tiny else tiny
+        f *= c * d
+        if abs(c * d - 1) < 1e-15:
+            break
+    return front * f
+
+
+def t_upper(t, nu):
+    """P(T > t) for Student's t with nu degrees of freedom, t >= 0."""
+    return 0.5 * incomplete_beta(nu / (nu + t * t), nu / 2, 0.5)
+
+
+def t_quantile(p, nu):
+    """The t with P(T > t) = p, 0 < p < 1/2."""
+    lo, hi = 0.0, 1.0
+    while t_upper(hi, nu) > p:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if t_upper(mid, nu) > p:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+@functools.lru_cache(maxsize=None)
 def t95(df):
-    return T95[max(k for k in T95 if k <= df)]
+    """Student's t, one-sided 95 %, for df degrees of freedom."""
+    return t_quantile(0.05, df)
 
 
 def is_fixed(t):

@@ -1,4 +1,5 @@
 #include "model.hpp"
+#include "calibration.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -140,19 +141,16 @@ double measured_noise(const Calibration &c, double density, bool start)
 
 double one_sided_95(int dof)
 {
-	// Student's t, one-sided 95 %, by degrees of freedom
-	static constexpr struct {
-		int dof;
-		double t;
-	} kTable[] = {{1, 6.314}, {2, 2.920}, {3, 2.353}, {4, 2.132}, {5, 2.015},
-				  {6, 1.943}, {7, 1.895}, {8, 1.860}, {9, 1.833}, {10, 1.812},
-				  {12, 1.782}, {15, 1.753}, {20, 1.725}, {25, 1.708}, {30, 1.697},
-				  {40, 1.684}, {60, 1.671}, {120, 1.658}, {1000, 1.646}};
-	double t = kTable[0].t;
-	for (const auto &row : kTable)
-		if (dof >= row.dof)
-			t = row.t;
-	return t;
+	// the last quantile asked: a calibration's degrees of freedom stay the
+	// same from one VACUUM to the next, and a backend asks one at a time
+	static int last_dof = 0;
+	static double last_t = 0;
+	dof = std::max(dof, 1);
+	if (dof != last_dof) {
+		last_t = t_quantile(0.05, dof);
+		last_dof = dof;
+	}
+	return last_t;
 }
 
 namespace {

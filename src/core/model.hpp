@@ -220,8 +220,7 @@ double measured_noise(const Calibration &c, double density, bool start = false);
 // degrees of freedom (towards the normal's 1.645 for many): a saving
 // measured with a noise that was itself estimated from `dof` degrees of
 // freedom counts when it exceeds this many of those standard deviations.
-// Between two tabulated degrees of freedom, the fewer's (larger) quantile;
-// below 1, 1's.
+// t_quantile(0.05, dof), below 1 degree of freedom 1's.
 double one_sided_95(int dof);
 
 // From a calibration: the threshold of kGaps whose cost on the relation's

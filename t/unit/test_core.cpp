@@ -403,14 +403,17 @@ void test_noise_by_density()
 		  "half-way in the logarithms: half of each");
 	check(near(measured_noise(c, 0.001), 0.01) && near(measured_noise(c, 0.9), 0.08),
 		  "beyond the measured densities: the nearest");
-	// Student's t, one-sided 95 %
-	check(one_sided_95(1) == 6.314 && one_sided_95(5) == 2.015 && one_sided_95(15) == 1.753,
-		  "tabulated degrees of freedom");
-	check(one_sided_95(16) == 1.753 && one_sided_95(0) == 6.314 && one_sided_95(5000) == 1.646,
-		  "between two: the fewer's; below 1: 1's; many: 1,000's");
+	// Student's t, one-sided 95 %, as Student's tables give it (to their
+	// three decimals), for every number of degrees of freedom
+	check(std::fabs(one_sided_95(1) - 6.314) < 5e-4 && std::fabs(one_sided_95(5) - 2.015) < 5e-4 &&
+			  std::fabs(one_sided_95(10) - 1.812) < 5e-4 && std::fabs(one_sided_95(35) - 1.690) < 5e-4 &&
+			  std::fabs(one_sided_95(45) - 1.679) < 5e-4,
+		  "tabulated degrees of freedom, and between the tabulated ones (35, 45)");
+	check(one_sided_95(0) == one_sided_95(1) && std::fabs(one_sided_95(5000) - 1.645) < 5e-4,
+		  "below 1: 1's; many: the normal's");
 	bool falls = true;
 	for (int dof = 1; dof < 2000; dof++)
-		falls &= one_sided_95(dof + 1) <= one_sided_95(dof) && one_sided_95(dof) > 1.645;
+		falls &= one_sided_95(dof + 1) < one_sided_95(dof) && one_sided_95(dof) > 1.6448;
 	check(falls, "the quantile never rises with the degrees of freedom, stays above 1.645");
 }
 
@@ -617,12 +620,9 @@ void test_student_t()
 	}
 	check(beta_ok, "incomplete beta: closed forms and symmetry");
 	// one degree of freedom is the Cauchy distribution: P(T > t) = 1/2 -
-	// atan(t) / pi; Student's tables (one-sided 95 %, as one_sided_95()
-	// tabulates them, and 97.5 %)
+	// atan(t) / pi; Student's tables (one-sided 95 % and 97.5 %)
 	check(near(t_upper(3.0, 1), 0.5 - std::atan(3.0) / std::acos(-1.0)), "t, one dof: Cauchy");
-	bool table_ok = true;
-	for (int dof : {1, 2, 3, 5, 10, 20, 30, 120})
-		table_ok &= std::fabs(t_quantile(0.05, dof) - one_sided_95(dof)) < 0.0015;
+	bool table_ok = std::fabs(t_quantile(0.05, 20) - 1.725) < 0.0015;
 	table_ok &= std::fabs(t_quantile(0.025, 5) - 2.571) < 0.0015;
 	table_ok &= std::fabs(t_quantile(0.025, 10) - 2.228) < 0.0015;
 	check(table_ok, "t quantiles as Student's tables give them");
