@@ -51,14 +51,13 @@ Usage (from the repository root):
 """
 
 import argparse
-import csv
 import json
 import math
 import statistics
 import sys
 from pathlib import Path
 
-from bench.vacbench import stats, workloads
+from bench.vacbench import stats, store, workloads
 
 GAPS = (1, 2, 4, 8, 16, 32)
 ONE_SIDED_95 = 1.645     # revision 11's quantile, the normal's
@@ -268,8 +267,7 @@ def load(path):
     """A run's calibrations {(server, mode, profile): note} and sweep cells
     {row: {column: {rep: runs.csv row}}}; None for an older runs.csv."""
     calib, cells = {}, {}
-    with open(path / "runs.csv", newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows = store.dict_rows(path / "runs.csv")[1]
     if not rows or not {"workload", "pages", "rep", "scanned", "note"} <= set(rows[0]):
         return None                    # an older runs.csv
     for r in rows:

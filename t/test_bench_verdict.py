@@ -2,12 +2,14 @@
 plan's points, scope, paired ratios, the adaptive repetitions, the ranking
 of every column across rows and the criteria of bench/vacbench/stats.py."""
 
+import csv
 import json
 import math
 import statistics
 
 import pytest
 
+from bench import replay
 from bench.vacbench import harness, plan, profiles, report, report_verdict, stats, store
 
 G = ("18-patched", "direct", "latency")
@@ -174,6 +176,26 @@ def test_ranking_and_criteria():
     assert [s["row"] for s in gv["above_stock"]] == seek and not gv["stock_met"]
     ov = stats.overall_verdict(med, stats.rows_of(med))
     assert not ov["beats_every_fixed"]
+
+
+def test_a_long_calibrations_note_reads_back(tmp_path):
+    """A calibration's note with many rounds' figures, past the csv
+    module's default limit on a field (128 kB), is read back by a resumed
+    run and by the replay."""
+    csv.field_size_limit(131072)           # the default, whatever ran before
+    rounds = 140                           # 60 seconds on the benchmark machine's disk
+    cal = {"rounds": rounds, "round_read_us": [100.123456789] * (8 * 6 * rounds * 4)}
+    note = json.dumps({"calibrate": cal})
+    assert len(note) > 131072
+    res = store.Results(tmp_path / "runs.csv")
+    res.add(phase="calib", server="18-patched", major=18, mode="direct", profile="disk",
+            rep=0, ms=1.0, note=note)
+    res.close()
+    again = store.Results(tmp_path / "runs.csv")
+    assert json.loads(again.rows[0]["note"])["calibrate"]["rounds"] == rounds
+    again.close()
+    csv.field_size_limit(131072)
+    assert replay.load(tmp_path) is not None
 
 
 def test_plan_points_and_scope(tmp_path):

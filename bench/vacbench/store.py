@@ -16,16 +16,30 @@ KEY_FIELDS = ("phase", "server", "mode", "profile", "workload", "pages", "frac",
               "threshold")
 
 
+# A calibration's note holds each round's figures (density x threshold x
+# round, four kinds): hundreds of kB after a long calibration on fast
+# storage, past the csv module's default limit on a field (128 kB).
+FIELD_LIMIT = 1 << 30
+
+
+def dict_rows(path):
+    """A csv file's field names and rows (dicts of strings), whatever its
+    layout."""
+    csv.field_size_limit(FIELD_LIMIT)
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        return reader.fieldnames, list(reader)
+
+
 def read_rows(path):
     """The rows of a runs.csv, as dicts of strings.  A runs.csv of another
     layout (an earlier benchmark's) is refused: its points are not this
     benchmark's."""
-    with open(path, newline="") as f:
-        reader = csv.DictReader(f)
-        if reader.fieldnames is not None and tuple(reader.fieldnames) != CSV_FIELDS:
-            raise SystemExit(f"{path}: written by an earlier version of the benchmark (fields "
-                             f"{', '.join(reader.fieldnames)}); use a new result directory")
-        return list(reader)
+    fields, rows = dict_rows(path)
+    if fields is not None and tuple(fields) != CSV_FIELDS:
+        raise SystemExit(f"{path}: written by an earlier version of the benchmark (fields "
+                         f"{', '.join(fields)}); use a new result directory")
+    return rows
 
 
 class Results:
