@@ -27,7 +27,7 @@ def test_model_md_tables_are_the_cited_runs():
 
 def test_least_threshold_reading():
     # 32 the least; 4 saving 1.33 x, within noise 0.2 and beyond 0.02 after
-    # 100 rounds (t95 1.658: 0.47 and 0.047 against ln 1.33 = 0.29); 4
+    # 100 rounds (t95 1.648: 0.47 and 0.047 against ln 1.33 = 0.29); 4
     # saving 1.05 x (two decimals below 1.1) beyond 0.001
     cal = {"rounds": 100, "read_noise": [0.02, 0.2, 0.001],
            "read_us": [[9, 9, 9, 9, 9, 8], [10, 10, 7.5, 10, 10, 10],

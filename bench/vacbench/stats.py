@@ -102,8 +102,9 @@ def t_quantile(p, nu):
 
 @functools.lru_cache(maxsize=None)
 def t95(df):
-    """Student's t, one-sided 95 %, for df degrees of freedom."""
-    return t_quantile(0.05, df)
+    """Student's t, one-sided 95 %, for df degrees of freedom (below 1,
+    1's, as model.cpp's one_sided_95())."""
+    return t_quantile(0.05, max(df, 1))
 
 
 def is_fixed(t):

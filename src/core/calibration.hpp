@@ -135,9 +135,8 @@ constexpr double kDisturbedAlpha = 0.05;
 // squares), the test redone without it.  Then the noise has one degree of
 // freedom less for each, and is raised by Student's t quantile at the
 // degrees left over that at all (the noise is judged at all of them,
-// CalibrationCosts::noise_dof, by model.cpp's table of Student's t, which
-// lies within 1 % of the exact quantile).  *set_aside (if given): how
-// many.
+// CalibrationCosts::noise_dof, by one_sided_95(): t_quantile(0.05,
+// noise_dof)).  *set_aside (if given): how many.
 //
 // Without `disturbances` (buffered reads), a pattern's timing also depends
 // on whether the kernel's readahead got ahead of its reads, which changes
