@@ -386,9 +386,9 @@ ADVISED_SECONDS = re.compile(r"Calibrate for (\d+) seconds or more")
 def calibrate(conn, slow, seconds, tablespace="pg_default", follow_advice=False):
     """vacskip.calibrate() with the storage emulation on: ({column: value},
     wall ms, counters).  With `follow_advice`, where it read its patterns
-    only once and its WARNING's hint advises more seconds, it runs once more
-    for those, as a DBA who follows the advice would, and that second call
-    is returned."""
+    fewer than three times and its WARNING's hint advises more seconds, it
+    runs once more for those, as a DBA who follows the advice would, and
+    that second call is returned."""
     hints = []
 
     def call(secs):
@@ -405,9 +405,9 @@ def calibrate(conn, slow, seconds, tablespace="pg_default", follow_advice=False)
     conn.add_notice_handler(keep_hint)
     try:
         (cal, ms), c = slow.measure(lambda: call(seconds))
-        if follow_advice and cal["rounds"] < 2 and hints and hints[-1] > seconds:
-            log(f"calibrate(): one round in {seconds} s; again for the {hints[-1]} s "
-                "it advises")
+        if follow_advice and cal["rounds"] < 3 and hints and hints[-1] > seconds:
+            log(f"calibrate(): {cal['rounds']} round(s) in {seconds} s; again for the "
+                f"{hints[-1]} s it advises")
             (cal, ms), c = slow.measure(lambda: call(hints[-1]))
     finally:
         conn.remove_notice_handler(keep_hint)

@@ -130,7 +130,8 @@ def settings_section(p, cfg):
       "settings path's threshold (`all_frozen_threshold` of `vacskip.explain_threshold()`, "
       "cost_source 'settings') of every workload's table; `vacskip.calibrate('pg_default', "
       f"{cfg['calib_seconds']:g})` with the emulation on"
-      + ("; where it read its patterns only once, again for the seconds its WARNING advises, "
+      + ("; where it read its patterns fewer than three times, again for the seconds its "
+         "WARNING advises, "
          "as a DBA would (the calibration table gives the seconds)"
          if cfg.get("calib_advice") else "")
       + "; every later `explain_threshold()` must say cost_source 'calibration'.\n")

@@ -1087,13 +1087,21 @@ measure(Relation io, Relation cpu, Relation fill, double seconds, instr_time sta
 	if (limits.stat_fd >= 0)
 		CloseTransientFile(limits.stat_fd);
 	evict(io);
-	if (rounds < 2)
+	// fewer rounds than the first one left time for: say so, and for how
+	// long to calibrate on this storage
+	if (rounds < kMinRounds)
 		ereport(WARNING,
-				(errmsg("vacskip.calibrate() read its patterns only once in %.1f s",
-						elapsed_us(start) / 1e6),
+				(errmsg("vacskip.calibrate() read its patterns only %s in %.1f s",
+						rounds < 2 ? "once" : "twice", elapsed_us(start) / 1e6),
+				 rounds < 2 ?
 				 errdetail("One round cannot show how far its figures may be off: with "
 						   "this calibration the autotuner keeps PostgreSQL's threshold "
-						   "of 32."),
+						   "of 32.") :
+				 errdetail("Two rounds leave each density's noise 5 degrees of freedom, "
+						   "so that a saving must exceed 2.015 times it (1.812 after three "
+						   "rounds), and cannot tell a timing a disturbance took from the "
+						   "others (that takes three): with this calibration the "
+						   "autotuner keeps PostgreSQL's threshold of 32 more often."),
 				 errhint("Calibrate for %.0f seconds or more: a round took %.1f s here.",
 						 std::min(std::ceil((setup_us + kRoundsLeftFor * first_round_us) / 1e6),
 								  kMaxSeconds),
