@@ -32,9 +32,9 @@ FULL_FRACS = {"uniform": (5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3),
 # emulated profiles got one to five rounds, and at 10 s one to three once
 # calibrate() timed a file's first pages apart); calib_advice: where a
 # calibration read its patterns fewer than three times, call it again for
-# the seconds its WARNING advises, as a DBA would (not at the smoke size, which is for speed);
-# penalty_us: the seek profile's penalty; cached_*: the cached all-frozen
-# VACUUM test.
+# the seconds its WARNING advises, as a DBA would (not at the smoke size,
+# which is for speed); penalty_us: the seek profile's penalty; cached_*:
+# the cached all-frozen VACUUM test.
 SIZES = {
     "smoke": dict(sweep_pages=300, pgbench_scale=1, shared_buffers="128MB",
                   workloads=("uniform", "clustered", "wide", "pgbench"),
