@@ -1,0 +1,124 @@
+"""Cost-based vacuum delay against the price of 32 over a lower threshold.
+
+With vacuum_cost_delay above 0 (autovacuum's default: 2 ms, with
+vacuum_cost_limit 200) VACUUM adds vacuum_cost_page_miss to its balance
+for each page it reads in, and sleeps vacuum_cost_delay x balance /
+vacuum_cost_limit whenever the balance reaches the limit: each page read
+through costs miss x delay / limit of sleep, 20 µs at those defaults,
+however fast the storage reads it.  This measures what it costs: per page
+32 reads through and T does not, (time at 32 - time at T) without a delay
+and with one, paired: each repetition's four VACUUMs (T and 32, without
+and with the delay, in an order of their own) read the same update.
+
+On one cluster with the benchmark's uniform workload (bench/vacbench,
+12,000 pages, cold reads, a storage profile and I/O mode of the
+benchmark): vacskip.calibrate(), then the repetitions, each VACUUM with
+the delay set in the session (a manual VACUUM's).  It prints, per delay,
+the medians over the repetitions of the times at T and 32 and of the µs
+per page; and what the sleep alone costs a page, miss x delay / limit,
+against the difference of the two.
+
+Usage (from the repository root, as root: the cold reads drop the table's
+files from the OS page cache):
+  python3 -m bench.cost_delay [--profile P] [--mode direct|buffered]
+      [--threshold T] [--reps N] [--delay MS] [--limit N] NAME=PREFIX
+"""
+
+import argparse
+import random
+import statistics
+
+from pgkit.proc import make_workdir, remove_tree
+from pgkit.server import parse_server_args
+from bench.onetable import OneTable
+from bench.replay import GAPS
+from bench.vacbench import harness
+from bench.vacbench.profiles import PROFILES
+
+
+def measure(server, work, args):
+    """[{rep, delay: {0: (ms_t, ms_32, pages), d: ...}, costs, chosen}]"""
+    one = OneTable(server, work, "delay", args.mode, args.profile)
+    node, slow, table, files = one.node, one.slow, one.table, one.files
+    out = []
+    try:
+        with node.connect() as conn:
+            harness.warm_up(conn, table.relation)
+            conn.execute("SELECT vacskip.forget_calibration('pg_default')")
+            harness.calibrate(conn, slow, args.calibrate_seconds)
+            conn.execute(f"SET vacuum_cost_limit = {args.limit}")
+            args.miss = float(conn.execute("SHOW vacuum_cost_page_miss").fetchone()[0])
+            for rep in range(args.reps):
+                out.append(one_rep(conn, node, slow, args, table, files, rep))
+    finally:
+        node.stop()
+    return out
+
+
+def one_rep(conn, node, slow, args, table, files, rep):
+    change = table.choose(args.frac, rep)
+    got = {}
+    points = [(d, t) for d in (0, args.delay) for t in (args.threshold, 32)]
+    for d, t in random.Random(f"delay-{rep}").sample(points, len(points)):
+        table.prepare_point(node, conn, change)
+        conn.execute(f"SET vacuum_cost_delay = {d}")
+        ms, report, _ = harness.cold_vacuum(conn, slow, args.mode, files, table.relation, t,
+                                            node.block_size)
+        got[d, t] = (ms, report.scanned)
+    conn.execute("RESET vacuum_cost_delay")
+    row = {}
+    for d in (0, args.delay):
+        (ms_t, scanned_t), (ms_32, scanned_32) = got[d, args.threshold], got[d, 32]
+        pages = scanned_32 - scanned_t
+        if pages <= 0:
+            raise RuntimeError(f"32 read {pages} pages more than {args.threshold}")
+        row[d] = dict(ms_t=ms_t, ms_32=ms_32, per_page=(ms_32 - ms_t) * 1000.0 / pages)
+    return row
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--profile", default="disk",
+                    choices=sorted(p for p in PROFILES if not PROFILES[p].kernel_throttle))
+    ap.add_argument("--mode", choices=("direct", "buffered"), default="buffered")
+    ap.add_argument("--threshold", type=int, default=4, choices=GAPS[:-1])
+    ap.add_argument("--frac", type=float, default=1e-3,
+                    help="fraction of the rows each repetition updates")
+    ap.add_argument("--reps", type=int, default=8)
+    ap.add_argument("--delay", type=float, default=2.0, help="vacuum_cost_delay, ms")
+    ap.add_argument("--limit", type=int, default=200, help="vacuum_cost_limit")
+    ap.add_argument("--calibrate-seconds", type=float, default=20)
+    ap.add_argument("server", metavar="NAME=PREFIX")
+    args = ap.parse_args(argv)
+    if not args.delay > 0:
+        ap.error("--delay must be above 0")
+    [server] = parse_server_args(ap, [args.server])
+    if not server.patched:
+        ap.error(f"{server.name}: a patched server")
+    work = make_workdir("vacskip-delay-")
+    try:
+        rows = measure(server, work, args)
+    finally:
+        remove_tree(work)
+    med = statistics.median
+    t, d = args.threshold, args.delay
+    sleep = args.miss * d * 1000.0 / args.limit
+    print(f"\n### {server.name}, {args.mode}, {args.profile}, uniform {args.frac:g}, "
+          f"{t} against 32, vacuum_cost_limit {args.limit}\n")
+    print(f"| vacuum_cost_delay | repetitions | ms at {t} | ms at 32 | "
+          "µs per page 32 reads through |")
+    print("|---|---|---|---|---|")
+    for x in (0, d):
+        print(f"| {x:g} ms | {len(rows)} | {med(r[x]['ms_t'] for r in rows):.1f} | "
+              f"{med(r[x]['ms_32'] for r in rows):.1f} | "
+              f"{med(r[x]['per_page'] for r in rows):.1f} |")
+    extra = [r[d]["per_page"] - r[0]["per_page"] for r in rows]
+    print(f"\nWith the delay less without, per page (median of the paired differences, "
+          f"quartiles): {med(extra):.1f} µs ({statistics.quantiles(extra, n=4)[0]:.1f}, "
+          f"{statistics.quantiles(extra, n=4)[2]:.1f}); the sleep alone, "
+          f"vacuum_cost_page_miss x delay / limit: {sleep:.1f} µs")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
