@@ -53,6 +53,7 @@ CREATE FUNCTION explain_threshold(
     OUT cost_unit text,
     OUT settings_skip_cost float8,
     OUT tuples_per_page float8,
+    OUT cost_delay_per_page float8,
     OUT map_density float8,
     OUT map_runs bigint,
     OUT costs float8[],

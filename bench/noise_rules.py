@@ -281,11 +281,12 @@ def judge(paths, rules):
             got = replay.row_maps(calib, row, cols)
             if got is None or "round_read_us" not in got[0]:
                 continue
-            cal, work, maps = got
+            cal, work, maps, delay = got
             for name, rule in rules.items():
                 c = with_rule(cal, rule)
                 res[name].append((path, row, *replay.judge_choices(
-                    cols, {rep: replay.choose_current(c, m, work) for rep, m in maps.items()})))
+                    cols, {rep: replay.choose_current(c, m, work, delay=delay)
+                           for rep, m in maps.items()})))
     return res
 
 

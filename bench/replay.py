@@ -9,9 +9,13 @@ as VACUUM walks them, and priced with the run's own calibration.  So a
 model is judged on the very measurements of the fixed thresholds, and two
 models on the same runs are paired by construction.  The models:
 
-  current     src/core/model.cpp's calibrated path (model.md; revisions 14 to 21
+  current     src/core/model.cpp's calibrated path (model.md; revisions 14 to 22
               price alike), transcribed: a saving must exceed the noise of
-              the parts of the two costs that differ (revisions 20 and 21)
+              the parts of the two costs that differ (revisions 20 to 23);
+              each page read through costs VACUUM's cost-based delay as
+              well (revision 23; explain_threshold()'s cost_delay_per_page
+              in the calibration's note, 0 where the note has none)
+  revision 22 the same without the delay
   revision 19 the same costs, each saving judged against the noise of the
               whole of the two costs, the pages read on in a stream, the
               same part of every cost, included (revisions 12 to 19);
@@ -144,11 +148,13 @@ def one_sided_95(cal):
     return stats.t95(dof)
 
 
-def cost_current(cal, m, work, noise=None, shared=None):
+def cost_current(cal, m, work, noise=None, shared=None, delay=0.0):
     """model.md: each run of pages to read priced as a run of the scattered
     map whose skippable runs are as long on average, d = runs / skippable;
     the pages beyond that map's 1 / (1 - d) per run at the streaming rate;
     the share among the segment files' first pages at start_read_us;
+    each page read through VACUUM's work on it and `delay`, the cost-based
+    delay's sleep (a setting's meaning, no noise);
     thresholds that read the same pages cost the same.  `noise`, a list,
     gets each cost's noise: its parts' figures' noise weighted by their
     shares of it, the pages read on in a stream left out; `shared`, a
@@ -177,7 +183,7 @@ def cost_current(cal, m, work, noise=None, shared=None):
         start = f * reads(g, True)
         spread = f * reads(g, True, True) + (1 - f) * reads(g, False, True)
         work_cost = m["read_through"][i] * work
-        c = start + (1 - f) * reads(g, False) + work_cost
+        c = start + (1 - f) * reads(g, False) + work_cost + m["read_through"][i] * delay
         cost.append(c)
         wn = noise_at(cal, d)
         noises.append((spread + work_cost * wn) / c if c > 0 else wn)
@@ -199,7 +205,7 @@ def cheapest(cost):
     return GAPS[best]
 
 
-def choose_current(cal, m, work, whole=False):
+def choose_current(cal, m, work, whole=False, delay=0.0):
     """The cheapest threshold, unless its saving over 32 is within the
     noise of the parts of the two costs that differ (from read_noise and
     start_read_noise; none in runs from before they were measured), or
@@ -207,9 +213,10 @@ def choose_current(cal, m, work, whole=False):
     The pages read on in a stream are the same part of both costs: an
     error of theirs moves the logarithm of the costs' ratio by its
     difference of shares only.  `whole`: revisions 12 to 19, which counted
-    that part's noise in each cost as if it were its own."""
+    that part's noise in each cost as if it were its own.  `delay`: the
+    cost-based delay's sleep per page read through."""
     noise, shared = [], []
-    cost = cost_current(cal, m, work, noise, shared)
+    cost = cost_current(cal, m, work, noise, shared, delay)
     t = cheapest(cost)
     i = GAPS.index(t)
     if t == GAPS[-1] or not (cost[i] > 0 and cost[-1] > 0):
@@ -225,22 +232,29 @@ def choose_current(cal, m, work, whole=False):
     return t
 
 
-def choose_revision19(cal, m, work):
+def choose_revision22(cal, m, work, delay=0.0):
+    return choose_current(cal, m, work)
+
+
+def choose_revision19(cal, m, work, delay=0.0):
     return choose_current(cal, m, work, whole=True)
 
 
-def choose_revision9(cal, m, work):
+def choose_revision9(cal, m, work, delay=0.0):
     return cheapest(cost_current({k: v for k, v in cal.items() if k != "start_read_us"},
                                  m, work))
 
 
-def choose_revision8(cal, m, work):
+def choose_revision8(cal, m, work, delay=0.0):
     d = m["needed"] / m["rel_pages"]
     return cheapest([m["needed"] * read_us(cal, d, g) + m["read_through"][i] * work
                      for i, g in enumerate(GAPS)])
 
 
-MODELS = {"current": choose_current, "revision 19": choose_revision19,
+# (each model called as model(cal, m, work, delay); the revisions before
+# 23 priced no delay)
+MODELS = {"current": lambda cal, m, work, delay: choose_current(cal, m, work, delay=delay),
+          "revision 22": choose_revision22, "revision 19": choose_revision19,
           "revision 9": choose_revision9,
           "revision 8": choose_revision8}
 
@@ -287,18 +301,21 @@ def load(path):
 
 
 def row_maps(calib, row, cols):
-    """A row's calibration, VACUUM's work per page read through, and the
+    """A row's calibration, VACUUM's work per page read through, the
     maps of its repetitions {rep: map_counts()} that every fixed
     threshold measured and whose rebuilt map reads what each of them
-    scanned; None where the calibration does not price like this or no
-    map can be rebuilt."""
+    scanned, and the cost-based delay's sleep per page read through
+    (explain_threshold()'s, 0 where the note has none); None where the
+    calibration does not price like this or no map can be rebuilt."""
     server, mode, profile, workload, pages, frac = row
     note = calib.get((server, mode, profile))
     cal = (note or {}).get("calibrate", {})
     if not priced_like_this(cal):
         return None
-    tpp = note["workloads"][workload]["tuples_per_page"]
+    explained = note["workloads"][workload]
+    tpp = explained["tuples_per_page"]
     work = cal["cpu_page_us"] + cal["cpu_tuple_us"] * tpp
+    delay = explained.get("cost_delay_per_page") or 0.0
     reps = sorted(set.intersection(*(set(cols.get(str(g), {})) for g in GAPS)))
     maps = {}
     for rep in reps:
@@ -309,7 +326,7 @@ def row_maps(calib, row, cols):
         if all(int(cols[str(g)][rep]["scanned"]) == m["needed"] + m["read_through"][i]
                for i, g in enumerate(GAPS)):
             maps[rep] = m
-    return (cal, work, maps) if maps else None
+    return (cal, work, maps, delay) if maps else None
 
 
 def judge_choices(cols, chosen):
@@ -343,16 +360,16 @@ def replay(path):
         if got is None:
             left_out.append(row)
             continue
-        cal, work, maps = got
+        cal, work, maps, delay = got
         for name, model in MODELS.items():
             out[name].append((row, *judge_choices(
-                cols, {rep: model(cal, m, work) for rep, m in maps.items()})))
+                cols, {rep: model(cal, m, work, delay) for rep, m in maps.items()})))
         for rep, m in maps.items():
             said = cols.get("auto", {}).get(rep, {}).get("note", "")
             if "calibrated threshold " in said:
                 compared += 1
                 t = int(said.split("calibrated threshold ")[1].split(";")[0])
-                agree["current"] += t == choose_current(cal, m, work)
+                agree["current"] += t == choose_current(cal, m, work, delay=delay)
                 agree["revision 19"] += t == choose_revision19(cal, m, work)
     return out, left_out, agree, compared
 
@@ -380,8 +397,8 @@ def read_through(path):
         got = row_maps(calib, row, cols)
         if got is None:
             continue
-        cal, work, maps = got
-        costs = {rep: cost_current(cal, m, work) for rep, m in maps.items()}
+        cal, work, maps, delay = got
+        costs = {rep: cost_current(cal, m, work, delay=delay) for rep, m in maps.items()}
         for i, g in enumerate(GAPS[:-1]):
             measured, priced = [], []
             for rep, m in maps.items():

@@ -107,6 +107,36 @@ SELECT calibration LIKE 'measured % with %' AS calibrated, cost_source, cost_uni
                         THEN 'autotuned from the storage measured by vacskip.calibrate()%'
                         ELSE 'this server has no skip threshold hook%' END AS reason_ok
 FROM vacskip.explain_threshold('vs_c');
+-- VACUUM's cost-based delay (vacuum_cost_delay above 0, as autovacuum's 2
+-- ms by default): each page VACUUM reads in adds vacuum_cost_page_miss to
+-- its balance, and each point of that sleeps vacuum_cost_delay /
+-- vacuum_cost_limit; calibrated, every page a threshold reads through
+-- costs that much more.  explain_threshold() gives a manual VACUUM's in
+-- this session.
+CREATE TABLE vs_d (id int, pad text) WITH (autovacuum_enabled = off, fillfactor = 50);
+INSERT INTO vs_d SELECT g, repeat('x', 900) FROM generate_series(1, 4000) g;
+VACUUM (FREEZE) vs_d;
+UPDATE vs_d SET id = -id WHERE ctid = ANY (ARRAY(
+  SELECT format('(%s,1)', p)::tid FROM generate_series(0, 999, 10) p));
+CREATE TEMP TABLE vs_nodelay AS
+  SELECT costs, cost_delay_per_page FROM vacskip.explain_threshold('vs_d');
+SET vacuum_cost_delay = 2;
+SELECT n.cost_delay_per_page AS off, e.cost_delay_per_page AS at_2ms,
+       (SELECT sum(s.pages_read_through) > 0 AND
+               bool_and(abs(u.ce - u.cn - s.pages_read_through * e.cost_delay_per_page)
+                        <= 1e-9 * u.ce)
+        FROM unnest(e.costs, n.costs, ARRAY[1, 2, 4, 8, 16, 32]) AS u(ce, cn, g)
+        JOIN vacskip.simulate('vs_d') s ON s.threshold = u.g) AS priced
+FROM vacskip.explain_threshold('vs_d') e, vs_nodelay n;
+SET vacuum_cost_limit = 400;
+SELECT cost_delay_per_page FROM vacskip.explain_threshold('vs_d');
+SET vacuum_cost_page_miss = 10;
+SELECT cost_delay_per_page FROM vacskip.explain_threshold('vs_d');
+RESET vacuum_cost_delay;
+SELECT cost_delay_per_page FROM vacskip.explain_threshold('vs_d');
+RESET vacuum_cost_limit;
+RESET vacuum_cost_page_miss;
+DROP TABLE vs_d, vs_nodelay;
 -- another read concurrency is another I/O path (18): the calibration is
 -- kept but not used
 SET maintenance_io_concurrency = 1;

@@ -44,11 +44,14 @@ INSERT INTO u SELECT generate_series(1, 20000);
 VACUUM u;
 });
 
+# explain_threshold()'s source, calibration and threshold for $rel, in a
+# session with $set (SET commands) first
 sub explain_of
 {
-	my ($rel) = @_;
+	my ($rel, $set) = @_;
 	return $node->safe_psql('postgres',
-		"SELECT cost_source || '|' || calibration || '|' || all_frozen_threshold "
+		($set // '')
+		  . "SELECT cost_source || '|' || calibration || '|' || all_frozen_threshold "
 		  . "FROM vacskip.explain_threshold('$rel')");
 }
 
@@ -206,42 +209,65 @@ is(explain_of('t'), $before, 'the same calibration after a restart');
 	is(explain_of('t'), $before, 'put back, it is used again');
 }
 
-# autovacuum uses it (the hook's answer is explain_threshold()'s)
-if ($hooked)
+# A table of 1,000 pages with every tenth page changed, and its
+# autovacuum's report: its first line and the indented ones after it (other
+# tables' autovacuums, of catalogs in other databases too, log theirs).
+# Its cost-based delay is its own (reloptions: autovacuum does not balance
+# it with other workers'): $delay ms for every 200 points of cost.
+sub autovacuum_report
 {
+	my ($table, $delay) = @_;
 	$node->safe_psql(
-		'postgres', q{
-CREATE TABLE av (id int, pad text) WITH (autovacuum_enabled = off, fillfactor = 50);
-INSERT INTO av SELECT g, repeat('x', 900) FROM generate_series(1, 4000) g;
-VACUUM (FREEZE) av;
-UPDATE av SET id = -id WHERE ctid = ANY (ARRAY(
+		'postgres', qq{
+CREATE TABLE $table (id int, pad text) WITH (autovacuum_enabled = off, fillfactor = 50);
+INSERT INTO $table SELECT g, repeat('x', 900) FROM generate_series(1, 4000) g;
+VACUUM (FREEZE) $table;
+UPDATE $table SET id = -id WHERE ctid = ANY (ARRAY(
   SELECT format('(%s,1)', p)::tid FROM generate_series(0, 999, 10) p));
 });
-	# its own threshold: VACUUM's work per page depends on the tuples on it
-	my ($threshold) = explain_of('av') =~ /^calibration\|.*\|(\d+)$/
-	  or die 'av is not calibrated';
-	my $offset = -s $node->logfile;
-	$node->safe_psql(
-		'postgres', q{
-ALTER TABLE av SET (autovacuum_enabled = on, autovacuum_vacuum_threshold = 0,
-  autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_insert_threshold = -1)});
-	$node->wait_for_log(qr/automatic vacuum of table "postgres\.public\.av"/, $offset);
-	# av's own report: its first line and the indented ones after it (other
-	# tables' autovacuums, of catalogs in other databases too, log theirs)
-	my ($log) = slurp_file($node->logfile, $offset) =~
-	  /(automatic vacuum of table "postgres\.public\.av"[^\n]*(?:\n[ \t][^\n]*)*)/
-	  or die 'no report of av';
+	return sub {
+		my $offset = -s $node->logfile;
+		$node->safe_psql(
+			'postgres', qq{
+ALTER TABLE $table SET (autovacuum_enabled = on, autovacuum_vacuum_threshold = 0,
+  autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_insert_threshold = -1,
+  autovacuum_vacuum_cost_delay = $delay, autovacuum_vacuum_cost_limit = 200)});
+		$node->wait_for_log(
+			qr/automatic vacuum of table "postgres\.public\.$table"/, $offset);
+		my ($log) = slurp_file($node->logfile, $offset) =~
+		  /(automatic vacuum of table "postgres\.public\.$table"[^\n]*(?:\n[ \t][^\n]*)*)/
+		  or die "no report of $table";
+		return $log;
+	};
+}
+
+# Whether autovacuum's report shows threshold $threshold (stock's 32: none).
+sub reports_threshold
+{
+	my ($log, $threshold, $what) = @_;
 	if ($threshold < 32)
 	{
 		like($log,
 			qr/skip thresholds: $threshold all-frozen, $threshold all-visible;/,
-			"autovacuum used the calibrated threshold $threshold");
+			"$what: autovacuum used threshold $threshold");
 	}
 	else
 	{
 		unlike($log, qr/skip thresholds/,
-			'the calibrated threshold is stock: autovacuum reports nothing');
+			"$what: the threshold is stock's, autovacuum reports none");
 	}
+}
+
+# autovacuum uses it (the hook's answer is explain_threshold()'s for a
+# manual VACUUM with the same cost-based delay: autovacuum's default, 2 ms)
+if ($hooked)
+{
+	my $run = autovacuum_report('av', 2);
+	# its own threshold: VACUUM's work per page depends on the tuples on it
+	my ($threshold) = explain_of('av', 'SET vacuum_cost_delay = 2;') =~
+	  /^calibration\|.*\|(\d+)$/
+	  or die 'av is not calibrated';
+	reports_threshold($run->(), $threshold, 'calibrated');
 }
 
 # two calibrations at once, of two tablespaces: both land
@@ -288,6 +314,34 @@ is($node->safe_psql('postgres',
 is($node->safe_psql('postgres',
 		"SELECT count(*) FROM pg_ls_dir('vacskip') f WHERE f LIKE '%.tmp.%'"),
 	'0', 'no temporary file left');
+
+# The cost-based delay decides where the figures leave it to: a
+# calibration (written here) in which every page to read costs 200 µs at
+# thresholds 1 to 8 and 20 at 16 and 32, alike at every density, with
+# noises of 1 %.  On a table with every tenth page changed 16 and 32 read
+# the nine pages between two changed ones through, 8 and below skip them:
+# about 8 pages read through per page to read, which cost 180 µs less at
+# 32 than at 8.  With no delay 32 is cheapest (VACUUM's work on a page is
+# well below 22 µs); at 4 ms for 200 points, two points a page (PostgreSQL's
+# vacuum_cost_page_miss), each page read through sleeps 40 µs, 320 per page
+# to read, and 8 is (1, 2 and 4 read the same pages and cost the same).
+if ($hooked)
+{
+	my $file = $node->data_dir . '/vacskip/calibration.1663';
+	my $made = slurp_file($file);
+	$made =~ s/^((?:start_)?read_us_\d+) .*$/$1 200 200 200 200 20 20/mg;
+	$made =~ s/^((?:start_)?read_noise) .*$/$1 . ' 0.01' x 8/mge;
+	$made =~ s/^noise_dof .*$/noise_dof 10/m;
+	$made =~ s/^limit_(requests|bytes) .*$/limit_$1 0/mg;
+	replace_file($file, $made);
+	my $run = autovacuum_report('dl', 4);
+	like(explain_of('dl'), qr/^calibration\|measured .*\|32$/,
+		'written calibration, no delay: 32');
+	like(explain_of('dl', 'SET vacuum_cost_delay = 4;'),
+		qr/^calibration\|measured .*\|8$/, 'a delay of 4 ms: 8');
+	reports_threshold($run->(), 8, 'with its delay of 4 ms');
+	$node->safe_psql('postgres', 'DROP TABLE dl');
+}
 
 # forget: back to the settings, and still after a restart
 is($node->safe_psql('postgres', 'SELECT vacskip.forget_calibration()'),

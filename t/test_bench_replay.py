@@ -130,11 +130,12 @@ def test_cheapest_keeps_the_larger_of_a_tie():
     assert replay.cheapest([5, 3, 4, 6, 7, 4]) == 2
 
 
-def synthetic_run(tmp_path, extra_us):
+def synthetic_run(tmp_path, extra_us, delay=None):
     """A run directory of one row, the uniform workload's 1e-3 on 12,000
     pages under a committed run's calibration (18.6 direct, disk), whose
     every threshold measured what the current model prices its map at plus
-    extra_us for each page it read through."""
+    extra_us for each page it read through; with `delay`, its VACUUMs'
+    cost-based delay per page read in as explain_threshold() gave it."""
     with open(REV14 / "runs.csv", newline="") as f:
         calib = next(r for r in csv.DictReader(f)
                      if r["phase"] == "calib" and r["mode"] == "direct" and r["profile"] == "disk")
@@ -142,13 +143,15 @@ def synthetic_run(tmp_path, extra_us):
     cal = note["calibrate"]
     tpp = note["workloads"]["uniform"]["tuples_per_page"]
     work = cal["cpu_page_us"] + cal["cpu_tuple_us"] * tpp
+    if delay is not None:
+        note["workloads"]["uniform"]["cost_delay_per_page"] = delay
     fields = ["phase", "server", "mode", "profile", "workload", "pages", "frac", "rep",
               "threshold", "ms", "scanned", "note"]
-    rows = [{k: calib[k] for k in fields}]
+    rows = [dict({k: calib[k] for k in fields}, note=json.dumps(note))]
     maps = []
     for rep in range(3):
         m = replay.map_counts(replay.rebuild("uniform", 1e-3, rep, 12000, tpp), 12000)
-        cost = replay.cost_current(cal, m, work)
+        cost = replay.cost_current(cal, m, work, delay=delay or 0.0)
         maps.append(m)
         for i, g in enumerate(replay.GAPS):
             rows.append(dict(phase="sweep", server=calib["server"], mode="direct",
@@ -163,9 +166,11 @@ def synthetic_run(tmp_path, extra_us):
     return cal, work, maps
 
 
-@pytest.mark.parametrize("extra_us", [0.0, 3.0])
-def test_read_through_measured_against_priced(tmp_path, extra_us):
-    cal, work, maps = synthetic_run(tmp_path, extra_us)
+@pytest.mark.parametrize("extra_us,delay", [(0.0, None), (3.0, None), (3.0, 20.0)])
+def test_read_through_measured_against_priced(tmp_path, extra_us, delay):
+    """The replay prices each repetition's map with the run's calibration,
+    and with its VACUUMs' cost-based delay where the note gives one."""
+    cal, work, maps = synthetic_run(tmp_path, extra_us, delay)
     got = replay.read_through(tmp_path)
     [(group, xs)] = got.items()
     assert group == ("18-patched", "direct", "disk")
@@ -175,10 +180,14 @@ def test_read_through_measured_against_priced(tmp_path, extra_us):
         i = replay.GAPS.index(t)
         per_rep = []
         for m in maps:
-            cost = replay.cost_current(cal, m, work)
+            cost = replay.cost_current(cal, m, work, delay=delay or 0.0)
             pages = m["read_through"][-1] - m["read_through"][i]
             assert pages >= replay.MIN_THROUGH
             per_rep.append((cost[-1] - cost[i]) / pages)
+            # the sleep is the same on every page read through
+            without = replay.cost_current(cal, m, work)
+            assert per_rep[-1] - (without[-1] - without[i]) / pages == \
+                pytest.approx(delay or 0.0)
         assert (workload, frac) == ("uniform", 1e-3)
         assert priced == pytest.approx(sorted(per_rep)[1])
         assert measured == pytest.approx(priced + extra_us)

@@ -368,3 +368,18 @@ def test_thresholds_used_per_row():
     assert report_verdict.used(sweep, G, "auto", "uniform", 0.00025) == "16"
     assert report_verdict.used(sweep, G, "auto", "uniform", 0.001) == "8/32"
     assert report_verdict.used(sweep, G, "auto", "uniform") == "8/16/32"
+
+
+def test_cost_based_delay_stated():
+    """The report says whether the VACUUMs slept as autovacuum does, and
+    under which profiles (--settings PROFILE.vacuum_cost_delay)."""
+    def limits(settings_of):
+        cfg = dict(plan.SIZES["default"], profiles=("disk", "seek"), settings_of=settings_of)
+        lines = []
+        report_verdict.limits_section(lines.append, "default", cfg, {}, {}, [], [], [])
+        [line] = [x for x in lines if x.startswith("- **Cost-based delay**")]
+        return line
+    assert "none: manual VACUUMs" in limits({})
+    assert "none: manual VACUUMs" in limits({"disk": {"vacuum_cost_delay": "0"}})
+    line = limits({"seek": {"vacuum_cost_delay": "2"}})
+    assert "under seek (2 ms) every VACUUM slept" in line and "disk" not in line

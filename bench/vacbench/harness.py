@@ -369,8 +369,8 @@ def record(cur):
 # explain_threshold()'s columns a calibration's note keeps beyond its costs
 # (every column named *_cost or *_costs).
 EXPLAIN_KEPT = ("cost_source", "cost_unit", "all_frozen_threshold", "all_visible_threshold",
-                "concurrency_used", "tuples_per_page", "map_density", "map_runs", "costs",
-                "calibration", "reason")
+                "concurrency_used", "tuples_per_page", "cost_delay_per_page", "map_density",
+                "map_runs", "costs", "calibration", "reason")
 
 
 def autotuned(conn, rel):

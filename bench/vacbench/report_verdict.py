@@ -4,7 +4,7 @@ against the criteria of stats.py, and what the run can and cannot tell.
 Each section writes through the line writer p."""
 
 from bench.vacbench.plan import SIZES
-from bench.vacbench.profiles import PROFILES
+from bench.vacbench.profiles import PROFILES, dba_settings
 from bench.vacbench.stats import (AUTO, AUTO_SETTINGS, PROFILE_BEST_LIMIT, ROW_BEST_LIMIT,
                                   STOCK_LIMIT, auto_used, best_constant, blind_best,
                                   charged_spread, chosen_in_fixed, decided, geomean, group_of,
@@ -234,6 +234,16 @@ def limits_section(p, size, cfg, med, reps, rows, calib, sweep):
     p(f"- **One machine**, {len({r['server'] for r in calib}) or 'its'} server(s), one "
       "VACUUM at a time, no concurrent workload; VACUUM of a table that was frozen, "
       "changed once and checkpointed.")
+    delays = {x: dba_settings(x, cfg).get("vacuum_cost_delay") for x in cfg["profiles"]}
+    slept = [f"{x} ({d} ms)" for x, d in delays.items() if d is not None and float(d) != 0]
+    p("- **Cost-based delay**: " + (
+        f"under {', '.join(slept)} every VACUUM slept vacuum_cost_delay for each "
+        "vacuum_cost_limit points of cost, as autovacuum does (its default: 2 ms for 200 "
+        "points, 20 µs a page read in); the other profiles' did not." if slept else
+        "none: manual VACUUMs, vacuum_cost_delay at its default 0. Autovacuum sleeps by "
+        "default (2 ms for every 200 points of cost, 20 µs a page read in), which makes "
+        "reading through dearer and lower thresholds cheaper; --settings "
+        "PROFILE.vacuum_cost_delay=2 runs a profile so."))
     if size != "full":
         full = SIZES["full"]
         p("- **Left out at this size**: what `BENCH=full` adds: "

@@ -196,8 +196,15 @@ void calibrated_reads(const CostModel &model, const Calibration &c, std::uint32_
 
 }  // namespace
 
+double cost_delay_us(double delay_ms, int cost_limit, int page_miss)
+{
+	if (!(std::isfinite(delay_ms) && delay_ms > 0.0) || cost_limit <= 0 || page_miss <= 0)
+		return 0.0;
+	return 1000.0 * delay_ms * page_miss / cost_limit;
+}
+
 CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
-					 double tuples_per_page, const MapCounts *map)
+					 double tuples_per_page, const MapCounts *map, double delay_page)
 {
 	CostModel m{};
 	m.concurrency = vacuum_read_concurrency(in);
@@ -219,6 +226,7 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 		const Calibration &c = *calibration;
 		m.source = CostSource::kCalibration;
 		m.cpu_page = c.cpu_page_us + c.cpu_tuple_us * tuples;
+		m.delay_page = finite_nonnegative(delay_page) ? delay_page : 0.0;
 		m.skip_cost = m.seq_cost = 0.0;
 		m.noise_dof = c.noise_dof;
 		const double work_noise = measured_noise(c, m.run_density);
@@ -230,14 +238,16 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 			if (map != nullptr)
 				calibrated_reads(m, c, kGaps[t], map->needed + map->read_through[t],
 								 map->read_through[t], &start, &rest, &spread, &shared);
-			const double work = map != nullptr ?
-				static_cast<double>(map->read_through[t]) * m.cpu_page : 0.0;
-			m.cost[t] = start + rest + work;
+			const double through = map != nullptr ?
+				static_cast<double>(map->read_through[t]) : 0.0;
+			const double work = through * m.cpu_page;
+			m.cost[t] = start + rest + work + through * m.delay_page;
 			// each part's figures as noisy as measured at the density it is
 			// priced at, the parts weighted by their shares of the cost and
 			// added (the most their noise can add up to, however the parts'
 			// errors go together); the pages read on in a stream apart: the
-			// same part of every threshold's cost
+			// same part of every threshold's cost; the delay is a setting's
+			// meaning, not a measurement
 			m.noise[t] = m.cost[t] > 0.0 ? (spread + work * work_noise) / m.cost[t] :
 				work_noise;
 		}
@@ -334,7 +344,8 @@ double estimated_cost(const CostModel &model, const Calibration *calibration,
 		double start, rest;
 		calibrated_reads(model, *calibration, threshold, pages_scanned, read_through, &start,
 						 &rest, nullptr, nullptr);
-		return start + rest + static_cast<double>(read_through) * model.cpu_page;
+		return start + rest +
+			static_cast<double>(read_through) * (model.cpu_page + model.delay_page);
 	}
 	// a run's first page after a skip, the others in sequence (no run, no
 	// skip: 0 * an infinite skip_cost, seq_page_cost 0, is not a cost)
@@ -358,6 +369,11 @@ void explain(const Decision &d, const RelationInputs &in, std::uint32_t t,
 	const CostModel &m = d.model;
 	int n;
 	if (m.source == CostSource::kCalibration) {
+		char delay[96] = "";
+		if (m.delay_page > 0.0)
+			std::snprintf(delay, sizeof(delay),
+						  ", and the cost-based delay's sleep, %.3g microseconds for each",
+						  m.delay_page);
 		const double skippable = in.map != nullptr && in.map->rel_pages > in.map->needed ?
 			static_cast<double>(in.map->rel_pages - in.map->needed) : 0.0;
 		n = std::snprintf(
@@ -366,12 +382,12 @@ void explain(const Decision &d, const RelationInputs &in, std::uint32_t t,
 			"pages to read, in %.0f runs %.3g skippable pages apart on average, %.3g%% "
 			"of its pages among the first %u of a segment file; at "
 			"thresholds 1, 2, 4, 8, 16, 32 reading it would cost %.3g, %.3g, %.3g, %.3g, "
-			"%.3g, %.3g ms (VACUUM's work on the pages read through included), so runs "
+			"%.3g, %.3g ms (VACUUM's work on the pages read through included%s), so runs "
 			"of %u or more pages are skipped",
 			m.density * 100, m.runs, m.runs > 0 ? skippable / m.runs : 0.0,
 			m.start_share * 100, kStartPages,
 			m.cost[0] / 1000, m.cost[1] / 1000, m.cost[2] / 1000, m.cost[3] / 1000,
-			m.cost[4] / 1000, m.cost[5] / 1000, t);
+			m.cost[4] / 1000, m.cost[5] / 1000, delay, t);
 		// 32 although a lower threshold priced cheaper: say why
 		const int c = cheapest_index(m);
 		const bool kept = c < kGapCount - 1 && t == kStockThreshold && n > 0 &&
@@ -419,7 +435,8 @@ void explain(const Decision &d, const RelationInputs &in, std::uint32_t t,
 Decision decide(int setting, const RelationInputs &in)
 {
 	Decision d{};
-	d.model = cost_model(in.storage, in.calibration, in.tuples_per_page, in.map);
+	d.model = cost_model(in.storage, in.calibration, in.tuples_per_page, in.map,
+						 in.delay_page);
 	if (setting != kThresholdAutotune) {
 		d.thresholds = choose_thresholds(setting);
 		d.autotuned = false;

@@ -147,6 +147,11 @@ struct CostModel {
 	double cost[kGapCount];
 	// VACUUM's work per page read through (0 where no measurement gives it).
 	double cpu_page;
+	// What VACUUM's cost-based delay sleeps per page it reads in (see
+	// cost_delay_us()), added to the price of each page read through where
+	// a calibration prices in microseconds; a setting's documented meaning,
+	// not a measurement: it adds no noise.
+	double delay_page;
 	// How far each cost may be off, as the standard deviation of its
 	// logarithm: its parts' figures' noise (measured_noise() at the
 	// density each part is priced at), weighted by their shares of the
@@ -172,6 +177,14 @@ struct CostModel {
 // random_page_cost.
 constexpr double kDocumentedUncachedFactor = 40.0 / 4.0;
 
+// What VACUUM's cost-based delay makes it sleep per page it reads in, in
+// microseconds: each such page adds vacuum_cost_page_miss to its balance,
+// and whenever the balance reaches vacuum_cost_limit VACUUM sleeps
+// vacuum_cost_delay times balance / limit, so each point of cost costs
+// delay / limit.  0 where the delay is off (delay_ms not above 0) or the
+// settings are not usable.
+double cost_delay_us(double delay_ms, int cost_limit, int page_miss);
+
 // `calibration` may be null (no valid calibration of this tablespace for
 // the I/O path VACUUM uses now); `tuples_per_page` is the relation's density
 // (reltuples / relpages), 0 when unknown; `map` its visibility map's counts,
@@ -190,9 +203,12 @@ constexpr double kDocumentedUncachedFactor = 40.0 / 4.0;
 // (stream_read_us()), at every threshold alike.  On a scattered map this
 // is needed * read_us(density, T).  The relation's share among the first
 // pages of its segment files (start_share()) is priced so with
-// start_read_us, the rest with read_us.
+// start_read_us, the rest with read_us.  `delay_page` (cost_delay_us()) is
+// added to every page read through where a calibration prices the map; the
+// settings' scale is not in time, and there it is not used.
 CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
-					 double tuples_per_page, const MapCounts *map);
+					 double tuples_per_page, const MapCounts *map,
+					 double delay_page = 0.0);
 
 // The share of a relation's pages that lie among the first kStartPages
 // pages of one of its segment files; 1 for an empty relation.
@@ -278,6 +294,7 @@ struct RelationInputs {
 	const Calibration *calibration = nullptr;   // valid and current, or null
 	double tuples_per_page = 0;
 	const MapCounts *map = nullptr;             // walked where a calibration is used
+	double delay_page = 0;                      // cost_delay_us() of this VACUUM
 	FreezeInputs freeze;
 };
 
@@ -286,7 +303,7 @@ struct Decision {
 	bool autotuned;        // vacskip.threshold = -1
 	bool read_through;     // all-visible runs read so relfrozenxid can advance
 	CostModel model;
-	char reason[768];      // one line for vacskip.explain_threshold()
+	char reason[1024];     // one line for vacskip.explain_threshold()
 };
 
 // The thresholds for one VACUUM under vacskip.threshold = `setting`.

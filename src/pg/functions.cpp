@@ -381,7 +381,7 @@ vacskip_explain_threshold(PG_FUNCTION_ARGS)
 		relation_close(rel, AccessShareLock);
 		describe_calibration(in, calibration, sizeof(calibration));
 
-		constexpr int ncols = 32;
+		constexpr int ncols = 33;
 		Datum		v[ncols];
 		bool		nulls[ncols];
 		int			i = 0;
@@ -422,6 +422,7 @@ vacskip_explain_threshold(PG_FUNCTION_ARGS)
 									 "us" : "seq_page_cost");
 		v[i++] = Float8GetDatum(vacskip::cost_model(storage, nullptr, 0, nullptr).skip_cost);
 		v[i++] = Float8GetDatum(in.inputs.tuples_per_page);
+		v[i++] = Float8GetDatum(in.inputs.delay_page);
 		v[i++] = Float8GetDatum(d.model.density);
 		v[i++] = Int64GetDatum(static_cast<int64>(d.model.runs));
 		v[i++] = float8_array(d.model.cost, vacskip::kGapCount);
@@ -457,7 +458,8 @@ vacskip_simulate(PG_FUNCTION_ARGS)
 		const vacskip::CostModel model = vacskip::cost_model(in.inputs.storage,
 															 in.inputs.calibration,
 															 in.inputs.tuples_per_page,
-															 in.inputs.map);
+															 in.inputs.map,
+															 in.inputs.delay_page);
 		const BlockNumber rel_pages = RelationGetNumberOfBlocks(rel);
 		auto	   *results = static_cast<vacskip::SimResult *>(
 			palloc(sizeof(vacskip::SimResult) * n));

@@ -164,6 +164,24 @@ read_map_counts(Relation rel, BlockNumber rel_pages, bool aggressive, vacskip::M
 
 }  // namespace
 
+double
+session_cost_delay()
+{
+	return vacskip::cost_delay_us(VacuumCostDelay, VacuumCostLimit, VacuumCostPageMiss);
+}
+
+double
+vacuum_cost_delay_now()
+{
+	if (!VacuumCostActive)
+		return 0.0;
+#if PG_VERSION_NUM >= 180000
+	return vacskip::cost_delay_us(vacuum_cost_delay, vacuum_cost_limit, VacuumCostPageMiss);
+#else
+	return vacskip::cost_delay_us(VacuumCostDelay, VacuumCostLimit, VacuumCostPageMiss);
+#endif
+}
+
 void
 read_inputs(Relation rel, const struct VacuumParams *params, int aggressive, Inputs *out,
 			bool walk_map, BlockNumber rel_pages)
@@ -180,6 +198,7 @@ read_inputs(Relation rel, const struct VacuumParams *params, int aggressive, Inp
 	out->inputs.calibration = out->calibration_state == CalibrationState::kCurrent ?
 		&out->calibration.costs : nullptr;
 	out->inputs.tuples_per_page = density(rel);
+	out->inputs.delay_page = session_cost_delay();
 	read_freeze(rel, params, &out->inputs.freeze);
 	/*
 	 * As vacuum_get_cutoffs() decides, where the VACUUM did not say:
@@ -212,6 +231,7 @@ decide_for(Relation rel, const struct VacuumParams *params, int aggressive,
 	if (setting != vacskip::kThresholdAutotune)
 		return vacskip::decide(setting, vacskip::RelationInputs());
 	read_inputs(rel, params, aggressive, &in, false, rel_pages);
+	in.inputs.delay_page = vacuum_cost_delay_now();
 	return vacskip::decide(setting, in.inputs);
 }
 

@@ -34,6 +34,16 @@ CalibrationState read_calibration(Oid spcoid, const vacskip::StorageInputs &now,
 void walk_visibility_map(Relation rel, BlockNumber rel_pages, bool aggressive,
 						 vacskip::SimResult *results, int n);
 
+// What VACUUM's cost-based delay sleeps per page it reads in
+// (vacskip::cost_delay_us()): session_cost_delay() for a manual VACUUM in
+// this session, from its vacuum_cost_delay and vacuum_cost_limit;
+// vacuum_cost_delay_now() for the VACUUM running in this process, as
+// vacuum() set it (autovacuum: the table's or autovacuum's settings, the
+// limit balanced between the workers), 0 where it is off (the failsafe
+// turns it off).
+double session_cost_delay();
+double vacuum_cost_delay_now();
+
 // Everything decide() needs, and where it came from.  `inputs.calibration`
 // and `inputs.map` point into `calibration` and `map` when a current
 // calibration makes the map count.
@@ -57,7 +67,8 @@ void read_inputs(Relation rel, const struct VacuumParams *params, int aggressive
 				 BlockNumber rel_pages = InvalidBlockNumber);
 
 // The hook's answer for a VACUUM of rel under vacskip.threshold: the inputs
-// above given to the model (the SQL functions call read_inputs() and
+// above, with the running VACUUM's cost-based delay (read_inputs() gives a
+// manual VACUUM's in this session), given to the model (the SQL functions call read_inputs() and
 // decide() themselves, to show the inputs too).  `params` and `aggressive`
 // the VACUUM's, `rel_pages` its count of the relation's pages.  A fixed
 // vacskip.threshold reads no input of the relation.

@@ -1206,6 +1206,77 @@ void test_walker_random()
 
 }  // namespace
 
+// VACUUM's cost-based delay: vacuum_cost_page_miss points per page read
+// in, each point vacuum_cost_delay / vacuum_cost_limit of sleep.
+void test_cost_delay()
+{
+	check(near(cost_delay_us(2, 200, 2), 20) && near(cost_delay_us(4, 200, 2), 40) &&
+			  near(cost_delay_us(2, 400, 2), 10) && near(cost_delay_us(2, 200, 10), 100) &&
+			  near(cost_delay_us(0.5, 10000, 2), 0.1),
+		  "delay: 1000 * delay_ms * page_miss / limit microseconds a page");
+	check(cost_delay_us(0, 200, 2) == 0 && cost_delay_us(-1, 200, 2) == 0 &&
+			  cost_delay_us(std::nan(""), 200, 2) == 0 &&
+			  cost_delay_us(HUGE_VAL, 200, 2) == 0 && cost_delay_us(2, 0, 2) == 0 &&
+			  cost_delay_us(2, -1, 2) == 0 && cost_delay_us(2, 200, 0) == 0,
+		  "delay off, or settings it cannot be: no sleep priced");
+
+	const StorageInputs in = default_storage(18);
+	Calibration c = flat(50, 2, 0.08);   // work: 2 + 0.08 * 100 = 10 a page
+	set_noise(&c, 0.05, 0.05);
+	const std::uint64_t through[kGapCount] = {0, 100, 300, 700, 1500, 3000};
+	const MapCounts map = map_of(10000, 500, {0, 100, 300, 700, 1500, 3000});
+	const CostModel off = cost_model(in, both(c), 100, &map);
+	const CostModel on = cost_model(in, both(c), 100, &map, 20);
+	bool added = true, noise_kept = true;
+	for (int t = 0; t < kGapCount; t++) {
+		added = added && near(on.cost[t] - off.cost[t], 20.0 * through[t]);
+		noise_kept = noise_kept && near(on.noise[t] * on.cost[t], off.noise[t] * off.cost[t]);
+	}
+	check(added, "delay: every page read through costs its sleep more");
+	check(noise_kept, "delay: a setting's meaning, no noise added");
+	check(near(estimated_cost(on, &c, 4, 800, 300, 90), 500 * 50 + 300 * (10 + 20)),
+		  "delay: in simulate()'s estimate too");
+	check(off.delay_page == 0 && on.delay_page == 20, "delay: reported");
+
+	// the settings' scale is not in time: unchanged, PostgreSQL's defaults
+	// still give 32
+	const MapCounts runs = map_of(10000, 1000, {0, 0, 0, 0, 8000, 8000});
+	bool same = true;
+	const CostModel s0 = cost_model(in, nullptr, 0, &runs);
+	const CostModel s1 = cost_model(in, nullptr, 0, &runs, 20);
+	for (int t = 0; t < kGapCount; t++)
+		same = same && s0.cost[t] == s1.cost[t];
+	RelationInputs settings;
+	settings.storage = in;
+	settings.map = &runs;
+	settings.delay_page = 20;
+	check(same && decide(kThresholdAutotune, settings).thresholds.all_frozen == 32,
+		  "delay: the settings path is not priced in time, defaults keep 32");
+
+	// where it decides: 1,000 pages to read, 200 µs each at 1 to 8 and 20
+	// at 16 and 32, which read 8,000 more pages through, each 10 µs of
+	// work: 200,000 against 100,000 without a delay, 100,000 + 8,000 * 20
+	// = 260,000 with autovacuum's default (2 ms for 200 points)
+	Calibration step = flat(200, 2, 0.08);
+	for (auto &row : step.read_us)
+		row[4] = row[5] = 20;
+	set_noise(&step, 0.01, 0.01);
+	RelationInputs r;
+	r.storage = in;
+	r.calibration = both(step);
+	r.tuples_per_page = 100;
+	r.map = &runs;
+	check(decide(kThresholdAutotune, r).thresholds.all_frozen == 32, "no delay: 32");
+	r.delay_page = cost_delay_us(2, 200, 2);
+	const Decision d = decide(kThresholdAutotune, r);
+	check(d.thresholds.all_frozen == 8 && near(d.model.cost[3], 200000) &&
+			  near(d.model.cost[5], 260000),
+		  "autovacuum's delay: 8 (1 to 4 read the same pages)");
+	check(std::string(d.reason).find("cost-based delay's sleep, 20 microseconds") !=
+			  std::string::npos,
+		  "delay: the reason says what it priced");
+}
+
 int main()
 {
 	test_setting();
@@ -1227,6 +1298,7 @@ int main()
 	test_model_monotonic();
 	test_model_read_through();
 	test_estimated_cost();
+	test_cost_delay();
 	test_calibration_record();
 	test_find_rate_limit();
 	test_walker_edges();
