@@ -15,8 +15,9 @@ On one cluster with the benchmark's uniform workload (bench/vacbench,
 benchmark): vacskip.calibrate(), then the repetitions, each VACUUM with
 the delay set in the session (a manual VACUUM's).  It prints, per delay,
 the medians over the repetitions of the times at T and 32 and of the µs
-per page; and what the sleep alone costs a page, miss x delay / limit,
-against the difference of the two.
+per page, and the thresholds the autotuner chose for the repetitions'
+maps under that delay (explain_threshold()); and what the sleep alone
+costs a page, miss x delay / limit, against the difference of the two.
 
 Usage (from the repository root, as root: the cold reads drop the table's
 files from the OS page cache):
@@ -37,7 +38,9 @@ from bench.vacbench.profiles import PROFILES
 
 
 def measure(server, work, args):
-    """[{rep, delay: {0: (ms_t, ms_32, pages), d: ...}, costs, chosen}]"""
+    """Per repetition {delay: {ms_t, ms_32, per_page, chosen}}, for delay
+    0 and args.delay: chosen, the autotuner's threshold for the
+    repetition's map under that delay (explain_threshold())."""
     one = OneTable(server, work, "delay", args.mode, args.profile)
     node, slow, table, files = one.node, one.slow, one.table, one.files
     out = []
@@ -62,17 +65,19 @@ def one_rep(conn, node, slow, args, table, files, rep):
     for d, t in random.Random(f"delay-{rep}").sample(points, len(points)):
         table.prepare_point(node, conn, change)
         conn.execute(f"SET vacuum_cost_delay = {d}")
+        chosen = harness.autotuned(conn, table.relation)["all_frozen_threshold"]
         ms, report, _ = harness.cold_vacuum(conn, slow, args.mode, files, table.relation, t,
                                             node.block_size)
-        got[d, t] = (ms, report.scanned)
+        got[d, t] = (ms, report.scanned, chosen)
     conn.execute("RESET vacuum_cost_delay")
     row = {}
     for d in (0, args.delay):
-        (ms_t, scanned_t), (ms_32, scanned_32) = got[d, args.threshold], got[d, 32]
+        (ms_t, scanned_t, chosen), (ms_32, scanned_32, _) = got[d, args.threshold], got[d, 32]
         pages = scanned_32 - scanned_t
         if pages <= 0:
             raise RuntimeError(f"32 read {pages} pages more than {args.threshold}")
-        row[d] = dict(ms_t=ms_t, ms_32=ms_32, per_page=(ms_32 - ms_t) * 1000.0 / pages)
+        row[d] = dict(ms_t=ms_t, ms_32=ms_32, per_page=(ms_32 - ms_t) * 1000.0 / pages,
+                      chosen=chosen)
     return row
 
 
@@ -106,12 +111,14 @@ def main(argv=None):
     print(f"\n### {server.name}, {args.mode}, {args.profile}, uniform {args.frac:g}, "
           f"{t} against 32, vacuum_cost_limit {args.limit}\n")
     print(f"| vacuum_cost_delay | repetitions | ms at {t} | ms at 32 | "
-          "µs per page 32 reads through |")
-    print("|---|---|---|---|---|")
+          "µs per page 32 reads through | autotuner chose |")
+    print("|---|---|---|---|---|---|")
     for x in (0, d):
+        chosen = sorted({r[x]["chosen"] for r in rows})
         print(f"| {x:g} ms | {len(rows)} | {med(r[x]['ms_t'] for r in rows):.1f} | "
               f"{med(r[x]['ms_32'] for r in rows):.1f} | "
-              f"{med(r[x]['per_page'] for r in rows):.1f} |")
+              f"{med(r[x]['per_page'] for r in rows):.1f} | "
+              f"{', '.join(map(str, chosen))} |")
     extra = [r[d]["per_page"] - r[0]["per_page"] for r in rows]
     print(f"\nWith the delay less without, per page (median of the paired differences, "
           f"quartiles): {med(extra):.1f} µs ({statistics.quantiles(extra, n=4)[0]:.1f}, "

@@ -383,3 +383,5 @@ def test_cost_based_delay_stated():
     assert "none: manual VACUUMs" in limits({"disk": {"vacuum_cost_delay": "0"}})
     line = limits({"seek": {"vacuum_cost_delay": "2"}})
     assert "under seek (2 ms) every VACUUM slept" in line and "disk" not in line
+    line = limits({"seek": {"vacuum_cost_delay": "500us"}, "disk": {"vacuum_cost_delay": "0ms"}})
+    assert "under seek (500 us) every VACUUM slept" in line and "disk" not in line

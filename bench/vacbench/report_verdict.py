@@ -3,6 +3,8 @@ all rows, per group (server, I/O mode, storage profile) and per profile,
 against the criteria of stats.py, and what the run can and cannot tell.
 Each section writes through the line writer p."""
 
+import re
+
 from bench.vacbench.plan import SIZES
 from bench.vacbench.profiles import PROFILES, dba_settings
 from bench.vacbench.stats import (AUTO, AUTO_SETTINGS, PROFILE_BEST_LIMIT, ROW_BEST_LIMIT,
@@ -193,6 +195,15 @@ def charged_text(sweep, profiles):
             "spread.")
 
 
+def delay_text(setting):
+    """A vacuum_cost_delay setting as the report states it: a bare number
+    is in milliseconds, its unit otherwise; 0 of any unit is '0 ms'."""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([a-z]*)\s*", setting)
+    if m is None:
+        return setting
+    return "0 ms" if float(m[1]) == 0 else f"{m[1]} {m[2] or 'ms'}"
+
+
 def limits_section(p, size, cfg, med, reps, rows, calib, sweep):
     """What the reader can and cannot conclude."""
     sc = score_rows(med, reps, rows)
@@ -235,7 +246,8 @@ def limits_section(p, size, cfg, med, reps, rows, calib, sweep):
       "VACUUM at a time, no concurrent workload; VACUUM of a table that was frozen, "
       "changed once and checkpointed.")
     delays = {x: dba_settings(x, cfg).get("vacuum_cost_delay") for x in cfg["profiles"]}
-    slept = [f"{x} ({d} ms)" for x, d in delays.items() if d is not None and float(d) != 0]
+    slept = [f"{x} ({delay_text(d)})" for x, d in delays.items()
+             if d is not None and delay_text(d) != "0 ms"]
     p("- **Cost-based delay**: " + (
         f"under {', '.join(slept)} every VACUUM slept vacuum_cost_delay for each "
         "vacuum_cost_limit points of cost, as autovacuum does (its default: 2 ms for 200 "

@@ -175,7 +175,8 @@ vacuum_cost_delay_now()
 {
 	if (!VacuumCostActive)
 		return 0.0;
-#if PG_VERSION_NUM >= 180000
+#if PG_VERSION_NUM >= 160000
+	/* the VACUUM's own, which autovacuum sets apart from the settings */
 	return vacskip::cost_delay_us(vacuum_cost_delay, vacuum_cost_limit, VacuumCostPageMiss);
 #else
 	return vacskip::cost_delay_us(VacuumCostDelay, VacuumCostLimit, VacuumCostPageMiss);

@@ -37,10 +37,10 @@ void walk_visibility_map(Relation rel, BlockNumber rel_pages, bool aggressive,
 // What VACUUM's cost-based delay sleeps per page it reads in
 // (vacskip::cost_delay_us()): session_cost_delay() for a manual VACUUM in
 // this session, from its vacuum_cost_delay and vacuum_cost_limit;
-// vacuum_cost_delay_now() for the VACUUM running in this process, as
-// vacuum() set it (autovacuum: the table's or autovacuum's settings, the
-// limit balanced between the workers), 0 where it is off (the failsafe
-// turns it off).
+// vacuum_cost_delay_now() for the VACUUM running in this process, as it
+// stands when the VACUUM starts on the relation (autovacuum: the table's
+// or autovacuum's settings, the limit balanced between the workers then),
+// 0 where it is off.
 double session_cost_delay();
 double vacuum_cost_delay_now();
 

@@ -1204,8 +1204,6 @@ void test_walker_random()
 	check(mismatches == 0, "walker agrees with the block-by-block reference");
 }
 
-}  // namespace
-
 // VACUUM's cost-based delay: vacuum_cost_page_miss points per page read
 // in, each point vacuum_cost_delay / vacuum_cost_limit of sleep.
 void test_cost_delay()
@@ -1276,6 +1274,8 @@ void test_cost_delay()
 			  std::string::npos,
 		  "delay: the reason says what it priced");
 }
+
+}  // namespace
 
 int main()
 {
