@@ -68,8 +68,8 @@ void read_inputs(Relation rel, const struct VacuumParams *params, int aggressive
 
 // The hook's answer for a VACUUM of rel under vacskip.threshold: the inputs
 // above, with the running VACUUM's cost-based delay (read_inputs() gives a
-// manual VACUUM's in this session), given to the model (the SQL functions call read_inputs() and
-// decide() themselves, to show the inputs too).  `params` and `aggressive`
+// manual VACUUM's in this session), given to the model (the SQL functions
+// call read_inputs() and decide() themselves, to show the inputs too).  `params` and `aggressive`
 // the VACUUM's, `rel_pages` its count of the relation's pages.  A fixed
 // vacskip.threshold reads no input of the relation.
 vacskip::Decision decide_for(Relation rel, const struct VacuumParams *params, int aggressive,
