@@ -46,9 +46,7 @@ def measure(server, work, args):
     out = []
     try:
         with node.connect() as conn:
-            harness.warm_up(conn, table.relation)
-            conn.execute("SELECT vacskip.forget_calibration('pg_default')")
-            harness.calibrate(conn, slow, args.calibrate_seconds)
+            one.calibrate(conn, args.calibrate_seconds)
             conn.execute(f"SET vacuum_cost_limit = {args.limit}")
             args.miss = float(conn.execute("SHOW vacuum_cost_page_miss").fetchone()[0])
             for rep in range(args.reps):
@@ -97,6 +95,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if not args.delay > 0:
         ap.error("--delay must be above 0")
+    if args.reps < 2:
+        ap.error("--reps must be 2 or more (the paired differences' quartiles)")
     [server] = parse_server_args(ap, [args.server])
     if not server.patched:
         ap.error(f"{server.name}: a patched server")

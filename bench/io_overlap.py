@@ -55,9 +55,7 @@ def measure(server, work, args):
                 node.set_profile({**one.profile_conf, "io_method": f"'{method}'"}, one.env)
                 node.restart()
                 with node.connect() as conn:
-                    harness.warm_up(conn, table.relation)
-                    conn.execute("SELECT vacskip.forget_calibration('pg_default')")
-                    harness.calibrate(conn, slow, args.calibrate_seconds)
+                    one.calibrate(conn, args.calibrate_seconds)
                     for _ in range(args.reps):
                         out.append(dict(method=method, rep=rep,
                                         **one_rep(conn, node, slow, args, table, files, rep)))

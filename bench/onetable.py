@@ -44,3 +44,10 @@ class OneTable:
         except BaseException:
             self.node.stop()
             raise
+
+    def calibrate(self, conn, seconds):
+        """A new calibration of pg_default, the table's pages warmed up
+        first as the benchmark does: harness.calibrate()'s result."""
+        harness.warm_up(conn, self.table.relation)
+        conn.execute("SELECT vacskip.forget_calibration('pg_default')")
+        return harness.calibrate(conn, self.slow, seconds)
