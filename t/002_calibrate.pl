@@ -209,11 +209,12 @@ is(explain_of('t'), $before, 'the same calibration after a restart');
 	is(explain_of('t'), $before, 'put back, it is used again');
 }
 
-# A table of 1,000 pages with every tenth page changed, and its
-# autovacuum's report: its first line and the indented ones after it (other
-# tables' autovacuums, of catalogs in other databases too, log theirs).
-# Its cost-based delay is its own (reloptions: autovacuum does not balance
-# it with other workers'): $delay ms for every 200 points of cost.
+# Makes $table, 1,000 pages with every tenth page changed, and returns a
+# sub that lets autovacuum process it and returns autovacuum's report: its
+# first line and the indented ones after it (other tables' autovacuums, of
+# catalogs in other databases too, log theirs).  Its cost-based delay is
+# its own (reloptions: autovacuum does not balance it with other
+# workers'): $delay ms for every 200 points of cost.
 sub autovacuum_report
 {
 	my ($table, $delay) = @_;
