@@ -28,21 +28,32 @@ class Report:
     scanned: int
     thresholds: tuple | None     # (all_frozen, all_visible) when reported
     short_runs: int | None
+    buffers: tuple | None        # buffer usage: (hits, misses or reads, dirtied)
+    delay_ms: float | None       # delay time (18, track_cost_delay_timing on)
 
 
 PAGES_RE = re.compile(r"^pages: (\d+) removed, (\d+) remain, (\d+) scanned", re.M)
 SKIP_RE = re.compile(r"^skip thresholds: (\d+) all-frozen, (\d+) all-visible; "
                      r"(\d+) skippable pages scanned in shorter runs$", re.M)
+# "misses" before 18, "reads" from 18 on
+BUFFERS_RE = re.compile(r"^buffer usage: (\d+) hits, (\d+) (?:misses|reads), (\d+) dirtied$",
+                        re.M)
+DELAY_RE = re.compile(r"^delay time: ([0-9.]+) ms$", re.M)
 
 
 def parse_report(text):
-    """VACUUM VERBOSE output -> Report (pages, and vacskip's thresholds line)."""
+    """VACUUM VERBOSE output -> Report (pages, vacskip's thresholds line,
+    buffer usage, the time the cost-based delay slept)."""
     m = PAGES_RE.search(text)
     assert m, f"no pages: line in\n{text}"
     s = SKIP_RE.search(text)
+    b = BUFFERS_RE.search(text)
+    d = DELAY_RE.search(text)
     return Report(rel_pages=int(m.group(2)), scanned=int(m.group(3)),
                   thresholds=(int(s.group(1)), int(s.group(2))) if s else None,
-                  short_runs=int(s.group(3)) if s else None)
+                  short_runs=int(s.group(3)) if s else None,
+                  buffers=tuple(int(x) for x in b.groups()) if b else None,
+                  delay_ms=float(d.group(1)) if d else None)
 
 
 # Parts of VACUUM VERBOSE output that differ from run to run.

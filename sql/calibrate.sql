@@ -108,11 +108,12 @@ SELECT calibration LIKE 'measured % with %' AS calibrated, cost_source, cost_uni
                         ELSE 'this server has no skip threshold hook%' END AS reason_ok
 FROM vacskip.explain_threshold('vs_c');
 -- VACUUM's cost-based delay (vacuum_cost_delay above 0, as autovacuum's 2
--- ms by default): each page VACUUM reads in adds vacuum_cost_page_miss to
--- its balance, and each point of that sleeps vacuum_cost_delay /
--- vacuum_cost_limit; calibrated, every page a threshold reads through
--- costs that much more.  explain_threshold() gives a manual VACUUM's in
--- this session.
+-- ms by default): each page VACUUM reads through adds vacuum_cost_page_miss
+-- to its balance for reading it in and vacuum_cost_page_hit for the free
+-- space map's page it records the page's free space in, and each point of
+-- that sleeps vacuum_cost_delay / vacuum_cost_limit; calibrated, every page
+-- a threshold reads through costs that much more.  explain_threshold()
+-- gives a manual VACUUM's in this session.
 CREATE TABLE vs_d (id int, pad text) WITH (autovacuum_enabled = off, fillfactor = 50);
 INSERT INTO vs_d SELECT g, repeat('x', 900) FROM generate_series(1, 4000) g;
 VACUUM (FREEZE) vs_d;
@@ -132,10 +133,13 @@ SET vacuum_cost_limit = 400;
 SELECT cost_delay_per_page FROM vacskip.explain_threshold('vs_d');
 SET vacuum_cost_page_miss = 10;
 SELECT cost_delay_per_page FROM vacskip.explain_threshold('vs_d');
+SET vacuum_cost_page_hit = 0;
+SELECT cost_delay_per_page FROM vacskip.explain_threshold('vs_d');
 RESET vacuum_cost_delay;
 SELECT cost_delay_per_page FROM vacskip.explain_threshold('vs_d');
 RESET vacuum_cost_limit;
 RESET vacuum_cost_page_miss;
+RESET vacuum_cost_page_hit;
 DROP TABLE vs_d, vs_nodelay;
 -- another read concurrency is another I/O path (18): the calibration is
 -- kept but not used

@@ -319,13 +319,17 @@ is($node->safe_psql('postgres',
 # The cost-based delay decides where the figures leave it to: a
 # calibration (written here) in which every page to read costs 200 µs at
 # thresholds 1 to 8 and 20 at 16 and 32, alike at every density, with
-# noises of 1 %.  On a table with every tenth page changed 16 and 32 read
-# the nine pages between two changed ones through, 8 and below skip them:
-# about 8 pages read through per page to read, which cost 180 µs less at
-# 32 than at 8.  With no delay 32 is cheapest (VACUUM's work on a page is
-# well below 22 µs); at 4 ms for 200 points, two points a page (PostgreSQL's
-# vacuum_cost_page_miss), each page read through sleeps 40 µs, 320 per page
-# to read, and 8 is (1, 2 and 4 read the same pages and cost the same).
+# noises of 1 % and no work on a page.  On a table with every tenth page
+# changed 8 and below skip the nine pages between two changed ones, 16 and
+# 32 read them through.  Its map has 101 runs of one page to read (the last
+# page too) and 899 pages that need not be read, density d = 101 / 899:
+# each run costs 200 / (1 - d) at 8, 8 costs 22,757 µs in all; 32 costs
+# 2,276 and its 899 pages read through their sleep.  With no delay 32 is
+# cheapest.  At 1.8 ms for 200 points a page read through sleeps 9 µs a
+# point: with PostgreSQL's vacuum_cost_page_miss (2) and vacuum_cost_page_hit
+# (1, the free space map's page) 27 µs, 32 costs 26,549 and 8 is cheapest
+# (1, 2 and 4 read the same pages and cost the same); without the hit's
+# point 18 µs, 18,458, and 32 is.
 if ($hooked)
 {
 	my $file = $node->data_dir . '/vacskip/calibration.1663';
@@ -333,14 +337,25 @@ if ($hooked)
 	$made =~ s/^((?:start_)?read_us_\d+) .*$/$1 200 200 200 200 20 20/mg;
 	$made =~ s/^((?:start_)?read_noise) .*$/$1 . ' 0.01' x 8/mge;
 	$made =~ s/^noise_dof .*$/noise_dof 10/m;
+	$made =~ s/^cpu_(page|tuple)_us .*$/cpu_$1_us 0/mg;
 	$made =~ s/^limit_(requests|bytes) .*$/limit_$1 0/mg;
 	replace_file($file, $made);
-	my $run = autovacuum_report('dl', 4);
+	my $run = autovacuum_report('dl', 1.8);
 	like(explain_of('dl'), qr/^calibration\|measured .*\|32$/,
 		'written calibration, no delay: 32');
-	like(explain_of('dl', 'SET vacuum_cost_delay = 4;'),
-		qr/^calibration\|measured .*\|8$/, 'a delay of 4 ms: 8');
-	reports_threshold($run->(), 8, 'with its delay of 4 ms');
+	like(explain_of('dl', 'SET vacuum_cost_delay = 1.8;'),
+		qr/^calibration\|measured .*\|8$/, 'a delay of 1.8 ms: 8');
+	is( $node->safe_psql(
+			'postgres', q{SET vacuum_cost_delay = 1.8;
+SELECT round(costs[4]) || '|' || round(costs[6]) FROM vacskip.explain_threshold('dl')}),
+		'22757|26549',
+		'a delay of 1.8 ms: the costs of 8 and 32');
+	like(
+		explain_of(
+			'dl', 'SET vacuum_cost_delay = 1.8; SET vacuum_cost_page_hit = 0;'),
+		qr/^calibration\|measured .*\|32$/,
+		'a delay of 1.8 ms without the free space map\'s point: 32');
+	reports_threshold($run->(), 8, 'with its delay of 1.8 ms');
 	$node->safe_psql('postgres', 'DROP TABLE dl');
 }
 

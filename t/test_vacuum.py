@@ -113,6 +113,28 @@ def test_aggressive_vacuum_skips_only_frozen_runs(node):
 
 
 @pytest.mark.patched
+def test_a_page_read_through_costs_two_buffer_accesses(node):
+    """What the autotuner prices under the cost-based delay
+    (cost_delay_us()): each page a threshold reads through costs VACUUM
+    two buffer accesses, the page and the free space map's page where it
+    records the page's free space, each a miss or a hit in its balance.
+    The same table at 1 and at 32: 32 reads through the runs of 9."""
+    used = {}
+    for threshold in (1, 32):
+        with node.connect() as conn:
+            conn.execute("DROP TABLE IF EXISTS t")
+            make_pattern_table(conn, pages=PAGES, every=EVERY)
+            conn.execute(f"SET vacskip.threshold = {threshold}")
+            used[threshold] = parse_report(vacuum_verbose(conn))
+    through = used[32].scanned - used[1].scanned
+    assert through == closed_form(32) - closed_form(1) > 0
+    hits_misses = {t: r.buffers[0] + r.buffers[1] for t, r in used.items()}
+    assert hits_misses[32] - hits_misses[1] == 2 * through
+    # reading through dirties nothing
+    assert used[32].buffers[2] == used[1].buffers[2]
+
+
+@pytest.mark.patched
 def test_disable_page_skipping_reads_everything(node):
     with node.connect() as conn:
         make_pattern_table(conn, pages=PAGES, every=EVERY)

@@ -251,9 +251,9 @@ def limits_section(p, size, cfg, med, reps, rows, calib, sweep):
     p("- **Cost-based delay**: " + (
         f"under {', '.join(slept)} every VACUUM slept vacuum_cost_delay for each "
         "vacuum_cost_limit points of cost, as autovacuum does (its default: 2 ms for 200 "
-        "points, 20 µs a page read in); the other profiles' did not." if slept else
+        "points, 30 µs a page read through); the other profiles' did not." if slept else
         "none: manual VACUUMs, vacuum_cost_delay at its default 0. Autovacuum sleeps by "
-        "default (2 ms for every 200 points of cost, 20 µs a page read in), which makes "
+        "default (2 ms for every 200 points of cost, 30 µs a page read through), which makes "
         "reading through dearer and lower thresholds cheaper; --settings "
         "PROFILE.vacuum_cost_delay=2 runs a profile so."))
     if size != "full":

@@ -196,11 +196,12 @@ void calibrated_reads(const CostModel &model, const Calibration &c, std::uint32_
 
 }  // namespace
 
-double cost_delay_us(double delay_ms, int cost_limit, int page_miss)
+double cost_delay_us(double delay_ms, int cost_limit, int page_miss, int page_hit)
 {
-	if (!(std::isfinite(delay_ms) && delay_ms > 0.0) || cost_limit <= 0 || page_miss <= 0)
+	const int points = std::max(page_miss, 0) + std::max(page_hit, 0);
+	if (!(std::isfinite(delay_ms) && delay_ms > 0.0) || cost_limit <= 0 || points <= 0)
 		return 0.0;
-	return 1000.0 * delay_ms * page_miss / cost_limit;
+	return 1000.0 * delay_ms * points / cost_limit;
 }
 
 CostModel cost_model(const StorageInputs &in, const Calibration *calibration,

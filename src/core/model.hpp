@@ -147,10 +147,10 @@ struct CostModel {
 	double cost[kGapCount];
 	// VACUUM's work per page read through (0 where no measurement gives it).
 	double cpu_page;
-	// What VACUUM's cost-based delay sleeps per page it reads in (see
+	// What VACUUM's cost-based delay sleeps per page it reads through (see
 	// cost_delay_us()), added to the price of each page read through where
-	// a calibration prices in microseconds; a setting's documented meaning,
-	// not a measurement: it adds no noise.
+	// a calibration prices in microseconds; the settings' documented
+	// meaning and VACUUM's accounting, not a measurement: it adds no noise.
 	double delay_page;
 	// How far each cost may be off, as the standard deviation of its
 	// logarithm: its parts' figures' noise (measured_noise() at the
@@ -177,13 +177,17 @@ struct CostModel {
 // random_page_cost.
 constexpr double kDocumentedUncachedFactor = 40.0 / 4.0;
 
-// What VACUUM's cost-based delay makes it sleep per page it reads in, in
-// microseconds: each such page adds vacuum_cost_page_miss to its balance,
-// and whenever the balance reaches vacuum_cost_limit VACUUM sleeps
-// vacuum_cost_delay times balance / limit, so each point of cost costs
-// delay / limit.  0 where the delay is off (delay_ms not above 0) or the
-// settings are not usable.
-double cost_delay_us(double delay_ms, int cost_limit, int page_miss);
+// What VACUUM's cost-based delay makes it sleep per page it reads through,
+// in microseconds: reading the page in adds vacuum_cost_page_miss to its
+// balance, and recording the page's free space (RecordPageWithFreeSpace(),
+// which VACUUM does for every page it scans that has no dead items left for
+// a second pass, as none of the pages it could skip has) finds the free
+// space map's page in shared buffers, vacuum_cost_page_hit more; whenever
+// the balance reaches vacuum_cost_limit VACUUM sleeps vacuum_cost_delay
+// times balance / limit, so each point of cost costs delay / limit.  0
+// where the delay is off (delay_ms not above 0) or the settings are not
+// usable.
+double cost_delay_us(double delay_ms, int cost_limit, int page_miss, int page_hit);
 
 // `calibration` may be null (no valid calibration of this tablespace for
 // the I/O path VACUUM uses now); `tuples_per_page` is the relation's density

@@ -167,7 +167,8 @@ read_map_counts(Relation rel, BlockNumber rel_pages, bool aggressive, vacskip::M
 double
 session_cost_delay()
 {
-	return vacskip::cost_delay_us(VacuumCostDelay, VacuumCostLimit, VacuumCostPageMiss);
+	return vacskip::cost_delay_us(VacuumCostDelay, VacuumCostLimit, VacuumCostPageMiss,
+								  VacuumCostPageHit);
 }
 
 double
@@ -177,9 +178,11 @@ vacuum_cost_delay_now()
 		return 0.0;
 #if PG_VERSION_NUM >= 160000
 	/* the VACUUM's own, which autovacuum sets apart from the settings */
-	return vacskip::cost_delay_us(vacuum_cost_delay, vacuum_cost_limit, VacuumCostPageMiss);
+	return vacskip::cost_delay_us(vacuum_cost_delay, vacuum_cost_limit, VacuumCostPageMiss,
+								  VacuumCostPageHit);
 #else
-	return vacskip::cost_delay_us(VacuumCostDelay, VacuumCostLimit, VacuumCostPageMiss);
+	return vacskip::cost_delay_us(VacuumCostDelay, VacuumCostLimit, VacuumCostPageMiss,
+								  VacuumCostPageHit);
 #endif
 }
 

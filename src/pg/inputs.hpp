@@ -34,7 +34,7 @@ CalibrationState read_calibration(Oid spcoid, const vacskip::StorageInputs &now,
 void walk_visibility_map(Relation rel, BlockNumber rel_pages, bool aggressive,
 						 vacskip::SimResult *results, int n);
 
-// What VACUUM's cost-based delay sleeps per page it reads in
+// What VACUUM's cost-based delay sleeps per page it reads through
 // (vacskip::cost_delay_us()): session_cost_delay() for a manual VACUUM in
 // this session, from its vacuum_cost_delay and vacuum_cost_limit;
 // vacuum_cost_delay_now() for the VACUUM running in this process, as it

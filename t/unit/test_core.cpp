@@ -1204,18 +1204,21 @@ void test_walker_random()
 	check(mismatches == 0, "walker agrees with the block-by-block reference");
 }
 
-// VACUUM's cost-based delay: vacuum_cost_page_miss points per page read
-// in, each point vacuum_cost_delay / vacuum_cost_limit of sleep.
+// VACUUM's cost-based delay: per page read through, vacuum_cost_page_miss
+// points for reading it in and vacuum_cost_page_hit for the free space
+// map's page, each point vacuum_cost_delay / vacuum_cost_limit of sleep.
 void test_cost_delay()
 {
-	check(near(cost_delay_us(2, 200, 2), 20) && near(cost_delay_us(4, 200, 2), 40) &&
-			  near(cost_delay_us(2, 400, 2), 10) && near(cost_delay_us(2, 200, 10), 100) &&
-			  near(cost_delay_us(0.5, 10000, 2), 0.1),
-		  "delay: 1000 * delay_ms * page_miss / limit microseconds a page");
-	check(cost_delay_us(0, 200, 2) == 0 && cost_delay_us(-1, 200, 2) == 0 &&
-			  cost_delay_us(std::nan(""), 200, 2) == 0 &&
-			  cost_delay_us(HUGE_VAL, 200, 2) == 0 && cost_delay_us(2, 0, 2) == 0 &&
-			  cost_delay_us(2, -1, 2) == 0 && cost_delay_us(2, 200, 0) == 0,
+	check(near(cost_delay_us(2, 200, 2, 1), 30) && near(cost_delay_us(4, 200, 2, 1), 60) &&
+			  near(cost_delay_us(2, 400, 2, 1), 15) && near(cost_delay_us(2, 200, 10, 1), 110) &&
+			  near(cost_delay_us(2, 200, 2, 0), 20) && near(cost_delay_us(2, 200, 0, 1), 10) &&
+			  near(cost_delay_us(0.5, 10000, 2, 1), 0.15),
+		  "delay: 1000 * delay_ms * (page_miss + page_hit) / limit microseconds a page");
+	check(cost_delay_us(0, 200, 2, 1) == 0 && cost_delay_us(-1, 200, 2, 1) == 0 &&
+			  cost_delay_us(std::nan(""), 200, 2, 1) == 0 &&
+			  cost_delay_us(HUGE_VAL, 200, 2, 1) == 0 && cost_delay_us(2, 0, 2, 1) == 0 &&
+			  cost_delay_us(2, -1, 2, 1) == 0 && cost_delay_us(2, 200, 0, 0) == 0 &&
+			  cost_delay_us(2, 200, -1, 0) == 0,
 		  "delay off, or settings it cannot be: no sleep priced");
 
 	const StorageInputs in = default_storage(18);
@@ -1253,8 +1256,9 @@ void test_cost_delay()
 
 	// where it decides: 1,000 pages to read, 200 µs each at 1 to 8 and 20
 	// at 16 and 32, which read 8,000 more pages through, each 10 µs of
-	// work: 200,000 against 100,000 without a delay, 100,000 + 8,000 * 20
-	// = 260,000 with autovacuum's default (2 ms for 200 points)
+	// work: 200,000 against 100,000 without a delay, 100,000 + 8,000 * 30
+	// = 340,000 with autovacuum's default (2 ms for 200 points, 3 points a
+	// page)
 	Calibration step = flat(200, 2, 0.08);
 	for (auto &row : step.read_us)
 		row[4] = row[5] = 20;
@@ -1265,12 +1269,12 @@ void test_cost_delay()
 	r.tuples_per_page = 100;
 	r.map = &runs;
 	check(decide(kThresholdAutotune, r).thresholds.all_frozen == 32, "no delay: 32");
-	r.delay_page = cost_delay_us(2, 200, 2);
+	r.delay_page = cost_delay_us(2, 200, 2, 1);
 	const Decision d = decide(kThresholdAutotune, r);
 	check(d.thresholds.all_frozen == 8 && near(d.model.cost[3], 200000) &&
-			  near(d.model.cost[5], 260000),
+			  near(d.model.cost[5], 340000),
 		  "autovacuum's delay: 8 (1 to 4 read the same pages)");
-	check(std::string(d.reason).find("cost-based delay's sleep, 20 microseconds") !=
+	check(std::string(d.reason).find("cost-based delay's sleep, 30 microseconds") !=
 			  std::string::npos,
 		  "delay: the reason says what it priced");
 }
