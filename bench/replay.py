@@ -11,10 +11,11 @@ models on the same runs are paired by construction.  The models:
 
   current     src/core/model.cpp's calibrated path (model.md; revisions 14 to 22
               price alike), transcribed: a saving must exceed the noise of
-              the parts of the two costs that differ (revisions 20 to 23);
+              the parts of the two costs that differ (revisions 20 to 24);
               each page read through costs VACUUM's cost-based delay as
-              well (revision 23; explain_threshold()'s cost_delay_per_page
-              in the calibration's note, 0 where the note has none)
+              well, its page's vacuum_cost_page_miss and the free space
+              map's vacuum_cost_page_hit (revision 24; delay_parts())
+  revision 23 the same, the delay priced with vacuum_cost_page_miss alone
   revision 22 the same without the delay
   revision 19 the same costs, each saving judged against the noise of the
               whole of the two costs, the pages read on in a stream, the
@@ -232,29 +233,27 @@ def choose_current(cal, m, work, whole=False, delay=0.0):
     return t
 
 
-def choose_revision22(cal, m, work, delay=0.0):
-    return choose_current(cal, m, work)
-
-
-def choose_revision19(cal, m, work, delay=0.0):
+def choose_revision19(cal, m, work, delay=(0.0, 0.0)):
     return choose_current(cal, m, work, whole=True)
 
 
-def choose_revision9(cal, m, work, delay=0.0):
+def choose_revision9(cal, m, work, delay=(0.0, 0.0)):
     return cheapest(cost_current({k: v for k, v in cal.items() if k != "start_read_us"},
                                  m, work))
 
 
-def choose_revision8(cal, m, work, delay=0.0):
+def choose_revision8(cal, m, work, delay=(0.0, 0.0)):
     d = m["needed"] / m["rel_pages"]
     return cheapest([m["needed"] * read_us(cal, d, g) + m["read_through"][i] * work
                      for i, g in enumerate(GAPS)])
 
 
-# (each model called as model(cal, m, work, delay); the revisions before
-# 23 priced no delay)
-MODELS = {"current": lambda cal, m, work, delay: choose_current(cal, m, work, delay=delay),
-          "revision 22": choose_revision22, "revision 19": choose_revision19,
+# (each model called as model(cal, m, work, delay), delay as delay_parts()
+# gives it; the revisions before 23 priced no delay)
+MODELS = {"current": lambda cal, m, work, delay: choose_current(cal, m, work, delay=sum(delay)),
+          "revision 23": lambda cal, m, work, delay: choose_current(cal, m, work, delay=delay[0]),
+          "revision 22": lambda cal, m, work, delay: choose_current(cal, m, work),
+          "revision 19": choose_revision19,
           "revision 9": choose_revision9,
           "revision 8": choose_revision8}
 
@@ -300,13 +299,32 @@ def load(path):
     return calib, cells
 
 
+def delay_parts(note, explained):
+    """The cost-based delay's sleep per page read through, µs, in its two
+    parts: (the page read in, its vacuum_cost_page_miss points; the free
+    space map's page, its vacuum_cost_page_hit points).  From the settings
+    the note keeps (cost_delay, a manual VACUUM's in the session) where it
+    has them; else from explain_threshold()'s cost_delay_per_page, which
+    revision 23 priced with the miss alone, the hit at PostgreSQL's
+    defaults, half the miss (the benchmark sets neither); (0, 0) where the
+    note has neither (runs from before revision 23, which slept none)."""
+    s = note.get("cost_delay")
+    if s is not None:
+        if not (s["vacuum_cost_delay"] > 0 and s["vacuum_cost_limit"] > 0):
+            return 0.0, 0.0
+        point = 1000.0 * s["vacuum_cost_delay"] / s["vacuum_cost_limit"]
+        return point * s["vacuum_cost_page_miss"], point * s["vacuum_cost_page_hit"]
+    miss = explained.get("cost_delay_per_page") or 0.0
+    return miss, miss / 2.0
+
+
 def row_maps(calib, row, cols):
     """A row's calibration, VACUUM's work per page read through, the
     maps of its repetitions {rep: map_counts()} that every fixed
     threshold measured and whose rebuilt map reads what each of them
     scanned, and the cost-based delay's sleep per page read through
-    (explain_threshold()'s, 0 where the note has none); None where the
-    calibration does not price like this or no map can be rebuilt."""
+    (delay_parts()); None where the calibration does not price like this
+    or no map can be rebuilt."""
     server, mode, profile, workload, pages, frac = row
     note = calib.get((server, mode, profile))
     cal = (note or {}).get("calibrate", {})
@@ -315,7 +333,7 @@ def row_maps(calib, row, cols):
     explained = note["workloads"][workload]
     tpp = explained["tuples_per_page"]
     work = cal["cpu_page_us"] + cal["cpu_tuple_us"] * tpp
-    delay = explained.get("cost_delay_per_page") or 0.0
+    delay = delay_parts(note, explained)
     reps = sorted(set.intersection(*(set(cols.get(str(g), {})) for g in GAPS)))
     maps = {}
     for rep in reps:
@@ -345,16 +363,16 @@ def judge_choices(cols, chosen):
 
 def replay(path):
     """{model: [(row, chosen per rep, median time / the row's best fixed
-    threshold's, verdict against stock)]}, rows left out, the current
-    model's and revision 19's agreement with the run's own autotuner
-    ({"current": n, "revision 19": n}), and the repetitions compared."""
+    threshold's, verdict against stock)]}, rows left out, each model's
+    agreement with the run's own autotuner ({model: n}), and the
+    repetitions compared."""
     loaded = load(path)
     if loaded is None:
         return None
     calib, cells = loaded
     out = {name: [] for name in MODELS}
     left_out, compared = [], 0
-    agree = {"current": 0, "revision 19": 0}
+    agree = {name: 0 for name in MODELS}
     for row, cols in sorted(cells.items()):
         got = row_maps(calib, row, cols)
         if got is None:
@@ -369,8 +387,8 @@ def replay(path):
             if "calibrated threshold " in said:
                 compared += 1
                 t = int(said.split("calibrated threshold ")[1].split(";")[0])
-                agree["current"] += t == choose_current(cal, m, work, delay=delay)
-                agree["revision 19"] += t == choose_revision19(cal, m, work)
+                for name, model in MODELS.items():
+                    agree[name] += t == model(cal, m, work, delay)
     return out, left_out, agree, compared
 
 
@@ -398,7 +416,7 @@ def read_through(path):
         if got is None:
             continue
         cal, work, maps, delay = got
-        costs = {rep: cost_current(cal, m, work, delay=delay) for rep, m in maps.items()}
+        costs = {rep: cost_current(cal, m, work, delay=sum(delay)) for rep, m in maps.items()}
         for i, g in enumerate(GAPS[:-1]):
             measured, priced = [], []
             for rep, m in maps.items():
@@ -457,7 +475,9 @@ def main(argv=None):
     print("Per model: geometric mean over the rows of time / the row's best fixed "
           "threshold, and (in brackets) the rows above stock's time beyond noise, "
           "paired by repetition.\n")
-    print(f"| run | rows | {' | '.join(names)} | left out | the run's autotuner: = current, = revision 19 |")
+    told = ("current", "revision 23", "revision 19")
+    print(f"| run | rows | {' | '.join(names)} | left out | "
+          f"the run's autotuner: = {', = '.join(told)} |")
     print("|---" * (len(names) + 4) + "|")
     for d in args.dirs:
         got = replay(d)
@@ -471,7 +491,7 @@ def main(argv=None):
         g = " | ".join(f"{stats.geomean([x[2] for x in out[n]]):.3f} "
                        f"({sum(x[3] == 'above' for x in out[n])})" for n in names)
         print(f"| {d.name} | {len(out['current'])} | {g} | {len(left_out)} | "
-              f"{agree['current']}, {agree['revision 19']} of {compared} |")
+              f"{', '.join(str(agree[n]) for n in told)} of {compared} |")
     return 0
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench import noise_rules, replay
+from bench.vacbench import harness
 from vacuum_model import predict
 
 RESULTS = Path(__file__).resolve().parent.parent / "bench" / "results"
@@ -86,6 +87,22 @@ def test_transcription_chooses_what_revision_20_chose(run):
     assert agree["revision 19"] < compared
 
 
+# default runs of revision 23 under autovacuum's delay (2 ms for 200 points
+# on every profile): their notes give the delay as revision 23 priced it
+RUNS_23 = [RESULTS / "2026-12-06-vm-2c24g-default-delay-rev23",
+           RESULTS / "2026-12-06-vm-2c24g-default-delay-rev23-2"]
+
+
+@pytest.mark.parametrize("run", RUNS_23, ids=lambda p: p.name)
+def test_transcription_chooses_what_revision_23_chose(run):
+    """Revision 23, given the delay's miss part of its notes' sleep, chooses
+    what those runs' autotuner chose; the current model, which prices the
+    free space map's hit too, chooses otherwise on some repetitions."""
+    out, left_out, agree, compared = replay.replay(run)
+    assert compared >= 56 * 3 and agree["revision 23"] == compared
+    assert agree["current"] < compared
+
+
 def test_shared_stream_noise_only_drops_a_kept_32():
     """Revision 20 judges a saving against the noise of the parts of the
     two costs that differ: on scattered maps (the uniform workload, no
@@ -130,12 +147,14 @@ def test_cheapest_keeps_the_larger_of_a_tie():
     assert replay.cheapest([5, 3, 4, 6, 7, 4]) == 2
 
 
-def synthetic_run(tmp_path, extra_us, delay=None):
+def synthetic_run(tmp_path, extra_us, explained=None, settings=None, delay=0.0):
     """A run directory of one row, the uniform workload's 1e-3 on 12,000
     pages under a committed run's calibration (18.6 direct, disk), whose
-    every threshold measured what the current model prices its map at plus
-    extra_us for each page it read through; with `delay`, its VACUUMs'
-    cost-based delay per page read in as explain_threshold() gave it."""
+    every threshold measured what the current model prices its map at,
+    with `delay` µs of the cost-based delay's sleep per page read through,
+    plus extra_us for each page it read through; in its note, `explained`
+    as explain_threshold()'s cost_delay_per_page and `settings` as the
+    delay's settings, where given."""
     with open(REV14 / "runs.csv", newline="") as f:
         calib = next(r for r in csv.DictReader(f)
                      if r["phase"] == "calib" and r["mode"] == "direct" and r["profile"] == "disk")
@@ -143,15 +162,17 @@ def synthetic_run(tmp_path, extra_us, delay=None):
     cal = note["calibrate"]
     tpp = note["workloads"]["uniform"]["tuples_per_page"]
     work = cal["cpu_page_us"] + cal["cpu_tuple_us"] * tpp
-    if delay is not None:
-        note["workloads"]["uniform"]["cost_delay_per_page"] = delay
+    if explained is not None:
+        note["workloads"]["uniform"]["cost_delay_per_page"] = explained
+    if settings is not None:
+        note["cost_delay"] = dict(zip(harness.COST_DELAY_SETTINGS, settings))
     fields = ["phase", "server", "mode", "profile", "workload", "pages", "frac", "rep",
               "threshold", "ms", "scanned", "note"]
     rows = [dict({k: calib[k] for k in fields}, note=json.dumps(note))]
     maps = []
     for rep in range(3):
         m = replay.map_counts(replay.rebuild("uniform", 1e-3, rep, 12000, tpp), 12000)
-        cost = replay.cost_current(cal, m, work, delay=delay or 0.0)
+        cost = replay.cost_current(cal, m, work, delay=delay)
         maps.append(m)
         for i, g in enumerate(replay.GAPS):
             rows.append(dict(phase="sweep", server=calib["server"], mode="direct",
@@ -166,11 +187,20 @@ def synthetic_run(tmp_path, extra_us, delay=None):
     return cal, work, maps
 
 
-@pytest.mark.parametrize("extra_us,delay", [(0.0, None), (3.0, None), (3.0, 20.0)])
-def test_read_through_measured_against_priced(tmp_path, extra_us, delay):
+# (extra_us, explain_threshold()'s cost_delay_per_page, the delay's settings
+# (delay ms, limit, page_miss, page_hit), the sleep per page read through):
+# none; revision 23's note, the page's miss alone and the free space map's
+# hit at PostgreSQL's defaults, half that; the note's settings
+DELAYS = [(0.0, None, None, 0.0), (3.0, None, None, 0.0), (3.0, 20.0, None, 30.0),
+          (3.0, 30.0, (2, 200, 2, 1), 30.0), (3.0, 55.0, (2, 400, 10, 1), 55.0),
+          (3.0, 0.0, (0, 200, 2, 1), 0.0)]
+
+
+@pytest.mark.parametrize("extra_us,explained,settings,delay", DELAYS)
+def test_read_through_measured_against_priced(tmp_path, extra_us, explained, settings, delay):
     """The replay prices each repetition's map with the run's calibration,
     and with its VACUUMs' cost-based delay where the note gives one."""
-    cal, work, maps = synthetic_run(tmp_path, extra_us, delay)
+    cal, work, maps = synthetic_run(tmp_path, extra_us, explained, settings, delay)
     got = replay.read_through(tmp_path)
     [(group, xs)] = got.items()
     assert group == ("18-patched", "direct", "disk")
@@ -180,14 +210,14 @@ def test_read_through_measured_against_priced(tmp_path, extra_us, delay):
         i = replay.GAPS.index(t)
         per_rep = []
         for m in maps:
-            cost = replay.cost_current(cal, m, work, delay=delay or 0.0)
+            cost = replay.cost_current(cal, m, work, delay=delay)
             pages = m["read_through"][-1] - m["read_through"][i]
             assert pages >= replay.MIN_THROUGH
             per_rep.append((cost[-1] - cost[i]) / pages)
             # the sleep is the same on every page read through
             without = replay.cost_current(cal, m, work)
             assert per_rep[-1] - (without[-1] - without[i]) / pages == \
-                pytest.approx(delay or 0.0)
+                pytest.approx(delay)
         assert (workload, frac) == ("uniform", 1e-3)
         assert priced == pytest.approx(sorted(per_rep)[1])
         assert measured == pytest.approx(priced + extra_us)
@@ -289,8 +319,9 @@ def test_the_delay_moves_choices_down():
     """Every page read through costs the cost-based delay's sleep: over the
     calibrations of the revision 10 to 19 runs and scattered maps of 0.2 %
     to 20 %, a longer delay never raises the threshold chosen, and lowers
-    it on some; the current model is given the run's delay, revision 22
-    is not."""
+    it on some; the current model is given the run's delay, the page's
+    miss and the free space map's hit, revision 23 the miss alone,
+    revision 22 none."""
     lowered = 0
     for run in RUNS:
         calib, _ = replay.load(run)
@@ -306,6 +337,7 @@ def test_the_delay_moves_choices_down():
                           for d in (0, 2, 5, 10, 20, 50, 200)]
                 assert chosen == sorted(chosen, reverse=True), (run.name, frac, chosen)
                 lowered += chosen[-1] < chosen[0]
-                assert replay.MODELS["current"](cal, m, work, 20.0) == chosen[4]
-                assert replay.MODELS["revision 22"](cal, m, work, 20.0) == chosen[0]
+                assert replay.MODELS["current"](cal, m, work, (15.0, 5.0)) == chosen[4]
+                assert replay.MODELS["revision 23"](cal, m, work, (20.0, 10.0)) == chosen[4]
+                assert replay.MODELS["revision 22"](cal, m, work, (20.0, 10.0)) == chosen[0]
     assert lowered > 0

@@ -339,8 +339,8 @@ def test_charged_spread():
 
 
 def test_calibration_note():
-    """A calibration row's note: calibrate()'s figures and, per workload,
-    the thresholds before and after."""
+    """A calibration row's note: calibrate()'s figures, the cost-based
+    delay's settings and, per workload, the thresholds before and after."""
     cal = dict(rounds=3, io_path="direct reads", densities=[0.01, 0.04, 0.15, 0.4],
                read_us=[[250.0] * 6] * 4, cpu_page_us=0.1, cpu_tuple_us=0.02)
     explained = {"uniform": dict(all_frozen_threshold=4, all_visible_threshold=4,
@@ -348,8 +348,11 @@ def test_calibration_note():
                                  settings_skip_cost=11.0, map_density=0.05,
                                  costs=[210.0, 190.0, 180.0, 185.0, 200.0, 230.0],
                                  io_method="worker")}
-    note = json.loads(harness.calibration_note(cal, {"uniform": (10, 10)}, explained))
+    delay = dict(vacuum_cost_delay=2.0, vacuum_cost_limit=200.0, vacuum_cost_page_miss=2.0,
+                 vacuum_cost_page_hit=1.0)
+    note = json.loads(harness.calibration_note(cal, {"uniform": (10, 10)}, explained, delay))
     assert note["calibrate"] == cal
+    assert note["cost_delay"] == delay
     assert note["workloads"]["uniform"]["settings_threshold"] == 10
     kept = note["workloads"]["uniform"]
     assert kept["costs"][2] == 180.0 and kept["map_density"] == 0.05

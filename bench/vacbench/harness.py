@@ -414,9 +414,23 @@ def calibrate(conn, slow, seconds, tablespace="pg_default", follow_advice=False)
     return cal, ms, c
 
 
-def calibration_note(cal, settings, explained):
-    """runs.csv's note of a calibration, JSON: calibrate()'s row and per
-    workload the settings path's thresholds before it ({workload: (all-frozen,
+# The settings of VACUUM's cost-based delay a calibration's note keeps.
+COST_DELAY_SETTINGS = ("vacuum_cost_delay", "vacuum_cost_limit", "vacuum_cost_page_miss",
+                       "vacuum_cost_page_hit")
+
+
+def cost_delay_settings(conn):
+    """The cost-based delay's settings in the session (a manual VACUUM's),
+    {name: number}, vacuum_cost_delay in ms."""
+    return {n: float(v) for n, v in conn.execute(
+        "SELECT name, setting FROM pg_settings WHERE name = ANY(%s)",
+        (list(COST_DELAY_SETTINGS),)).fetchall()}
+
+
+def calibration_note(cal, settings, explained, cost_delay):
+    """runs.csv's note of a calibration, JSON: calibrate()'s row, the
+    cost-based delay's settings (cost_delay_settings()) and per workload
+    the settings path's thresholds before it ({workload: (all-frozen,
     all-visible)}) and the autotuner's decision after it ({workload:
     autotuned()}: the thresholds, the costs, the inputs)."""
     def kept(e):
@@ -424,6 +438,7 @@ def calibration_note(cal, settings, explained):
                 if k in EXPLAIN_KEPT or k.endswith("_cost") or k.endswith("_costs")}
     return json.dumps({
         "calibrate": cal,
+        "cost_delay": cost_delay,
         "workloads": {w: {"settings_threshold": settings[w][0],
                           "settings_all_visible": settings[w][1],
                           "calibrated_threshold": e["all_frozen_threshold"],

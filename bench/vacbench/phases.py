@@ -193,7 +193,8 @@ class Bench:
                                    f"table says cost_source {e['cost_source']}: {e}")
         n = len(self.plan.calibrations(server, mode, profile))
         self.res.add(**self.plan.calib_key(server, mode, profile, n), major=server.major,
-                     ms=ms, **c, note=harness.calibration_note(cal, settings, explained))
+                     ms=ms, **c, note=harness.calibration_note(
+                         cal, settings, explained, harness.cost_delay_settings(conn)))
         self.progress.step("sweep", f"{server.name} {mode}/{profile}: calibrate(): "
                            + harness.calibration_text(cal)
                            + "; thresholds from the settings "
