@@ -2,10 +2,12 @@
 
 With vacuum_cost_delay above 0 (autovacuum's default: 2 ms, with
 vacuum_cost_limit 200) VACUUM adds vacuum_cost_page_miss to its balance
-for each page it reads in, and sleeps vacuum_cost_delay x balance /
-vacuum_cost_limit whenever the balance reaches the limit: each page read
-through costs miss x delay / limit of sleep, 20 µs at those defaults,
-however fast the storage reads it.  This measures what it costs: per page
+for each page it reads in and vacuum_cost_page_hit for each it finds in
+shared buffers, as the free space map's page where it records each page's
+free space, and sleeps vacuum_cost_delay x balance / vacuum_cost_limit
+whenever the balance reaches the limit: each page read through costs
+(miss + hit) x delay / limit of sleep, 30 µs at those defaults, however
+fast the storage reads it.  This measures what it costs: per page
 32 reads through and T does not, (time at 32 - time at T) without a delay
 and with one, paired: each repetition's four VACUUMs (T and 32, without
 and with the delay, in an order of their own) read the same update.
@@ -14,10 +16,13 @@ On one cluster with the benchmark's uniform workload (bench/vacbench,
 12,000 pages, cold reads, a storage profile and I/O mode of the
 benchmark): vacskip.calibrate(), then the repetitions, each VACUUM with
 the delay set in the session (a manual VACUUM's).  It prints, per delay,
-the medians over the repetitions of the times at T and 32 and of the µs
-per page, and the thresholds the autotuner chose for the repetitions'
-maps under that delay (explain_threshold()); and what the sleep alone
-costs a page, miss x delay / limit, against the difference of the two.
+the medians over the repetitions of the times at T and 32, of the µs per
+page, of the points of cost per page (VACUUM VERBOSE's buffer usage, each
+miss, hit and dirtied buffer at its setting's points) and, from 18 on,
+of the sleep per page as VACUUM timed it (track_cost_delay_timing), and
+the thresholds the autotuner chose for the repetitions' maps under that
+delay (explain_threshold()); and what the sleep alone costs a page,
+(miss + hit) x delay / limit, against the difference of the two.
 
 Usage (from the repository root, as root: the cold reads drop the table's
 files from the OS page cache):
@@ -48,7 +53,10 @@ def measure(server, work, args):
         with node.connect() as conn:
             one.calibrate(conn, args.calibrate_seconds)
             conn.execute(f"SET vacuum_cost_limit = {args.limit}")
-            args.miss = float(conn.execute("SHOW vacuum_cost_page_miss").fetchone()[0])
+            if one.major >= 18:
+                conn.execute("SET track_cost_delay_timing = on")
+            args.points = [float(conn.execute(f"SHOW vacuum_cost_page_{x}").fetchone()[0])
+                           for x in ("hit", "miss", "dirty")]
             for rep in range(args.reps):
                 out.append(one_rep(conn, node, slow, args, table, files, rep))
     finally:
@@ -66,16 +74,22 @@ def one_rep(conn, node, slow, args, table, files, rep):
         chosen = harness.autotuned(conn, table.relation)["all_frozen_threshold"]
         ms, report, _ = harness.cold_vacuum(conn, slow, args.mode, files, table.relation, t,
                                             node.block_size)
-        got[d, t] = (ms, report.scanned, chosen)
+        got[d, t] = (ms, report, chosen)
     conn.execute("RESET vacuum_cost_delay")
     row = {}
     for d in (0, args.delay):
-        (ms_t, scanned_t, chosen), (ms_32, scanned_32, _) = got[d, args.threshold], got[d, 32]
-        pages = scanned_32 - scanned_t
+        (ms_t, at_t, chosen), (ms_32, at_32, _) = got[d, args.threshold], got[d, 32]
+        pages = at_32.scanned - at_t.scanned
         if pages <= 0:
             raise RuntimeError(f"32 read {pages} pages more than {args.threshold}")
+        points = sum(p * (b32 - bt) for p, b32, bt in zip(args.points, at_32.buffers,
+                                                            at_t.buffers))
+        timed = at_32.delay_ms is not None
         row[d] = dict(ms_t=ms_t, ms_32=ms_32, per_page=(ms_32 - ms_t) * 1000.0 / pages,
-                      chosen=chosen)
+                      points=points / pages, chosen=chosen,
+                      slept=(at_32.delay_ms - at_t.delay_ms) * 1000.0 / pages if timed else None,
+                      awake_t=ms_t - at_t.delay_ms if timed else None,
+                      awake_32=ms_32 - at_32.delay_ms if timed else None)
     return row
 
 
@@ -107,23 +121,33 @@ def main(argv=None):
         remove_tree(work)
     med = statistics.median
     t, d = args.threshold, args.delay
-    sleep = args.miss * d * 1000.0 / args.limit
+    sleep = (args.points[0] + args.points[1]) * d * 1000.0 / args.limit
     print(f"\n### {server.name}, {args.mode}, {args.profile}, uniform {args.frac:g}, "
           f"{t} against 32, vacuum_cost_limit {args.limit}\n")
     print(f"| vacuum_cost_delay | repetitions | ms at {t} | ms at 32 | "
-          "µs per page 32 reads through | autotuner chose |")
-    print("|---|---|---|---|---|---|")
+          "µs per page 32 reads through | points of cost per page | µs slept per page | "
+          "autotuner chose |")
+    print("|---|---|---|---|---|---|---|---|")
     for x in (0, d):
         chosen = sorted({r[x]["chosen"] for r in rows})
+        slept = [r[x]["slept"] for r in rows if r[x]["slept"] is not None]
         print(f"| {x:g} ms | {len(rows)} | {med(r[x]['ms_t'] for r in rows):.1f} | "
               f"{med(r[x]['ms_32'] for r in rows):.1f} | "
               f"{med(r[x]['per_page'] for r in rows):.1f} | "
+              f"{med(r[x]['points'] for r in rows):.2f} | "
+              f"{f'{med(slept):.1f}' if slept else 'not timed'} | "
               f"{', '.join(map(str, chosen))} |")
+    if rows[0][d]["slept"] is not None:
+        print(f"\nAwake, ms (each VACUUM's time less what it slept as it timed it), "
+              f"medians: at {t} {med(r[d]['awake_t'] for r in rows):.1f} with the delay, "
+              f"{med(r[0]['awake_t'] for r in rows):.1f} without; at 32 "
+              f"{med(r[d]['awake_32'] for r in rows):.1f} with, "
+              f"{med(r[0]['awake_32'] for r in rows):.1f} without")
     extra = [r[d]["per_page"] - r[0]["per_page"] for r in rows]
     print(f"\nWith the delay less without, per page (median of the paired differences, "
           f"quartiles): {med(extra):.1f} µs ({statistics.quantiles(extra, n=4)[0]:.1f}, "
           f"{statistics.quantiles(extra, n=4)[2]:.1f}); the sleep alone, "
-          f"vacuum_cost_page_miss x delay / limit: {sleep:.1f} µs")
+          f"(vacuum_cost_page_miss + vacuum_cost_page_hit) x delay / limit: {sleep:.1f} µs")
     return 0
 
 
