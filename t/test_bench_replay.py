@@ -103,6 +103,18 @@ def test_transcription_chooses_what_revision_23_chose(run):
     assert agree["current"] < compared
 
 
+def test_transcription_chooses_what_revision_24_chose():
+    """On a default run of revision 24 under the delay, whose notes keep
+    the delay's settings, the current model chooses what the run's
+    autotuner chose, revision 23 otherwise on some repetitions."""
+    run = RESULTS / "2026-12-06-vm-2c24g-default-delay-rev24"
+    calib, _ = replay.load(run)
+    assert all(n["cost_delay"]["vacuum_cost_delay"] == 2 for n in calib.values())
+    out, left_out, agree, compared = replay.replay(run)
+    assert compared >= 56 * 3 and agree["current"] == compared
+    assert agree["revision 23"] < compared
+
+
 def test_shared_stream_noise_only_drops_a_kept_32():
     """Revision 20 judges a saving against the noise of the parts of the
     two costs that differ: on scattered maps (the uniform workload, no

@@ -113,25 +113,50 @@ def test_aggressive_vacuum_skips_only_frozen_runs(node):
 
 
 @pytest.mark.patched
-def test_a_page_read_through_costs_two_buffer_accesses(node):
+def test_a_page_read_through_costs_a_miss_and_a_hit(node):
     """What the autotuner prices under the cost-based delay
     (cost_delay_us()): each page a threshold reads through costs VACUUM
-    two buffer accesses, the page and the free space map's page where it
-    records the page's free space, each a miss or a hit in its balance.
-    The same table at 1 and at 32: 32 reads through the runs of 9."""
+    a miss, the page read in, and a hit, the free space map's page, in
+    shared buffers since VACUUM recorded the first page's free space in
+    it, where it records this page's.  The same table at 1 and at 32,
+    each VACUUM after a restart (shared buffers empty): 32 reads through
+    the runs of 9, and nothing more."""
     used = {}
     for threshold in (1, 32):
         with node.connect() as conn:
             conn.execute("DROP TABLE IF EXISTS t")
             make_pattern_table(conn, pages=PAGES, every=EVERY)
+            conn.execute("CHECKPOINT")
+        node.stop()
+        node.start()
+        with node.connect() as conn:
             conn.execute(f"SET vacskip.threshold = {threshold}")
             used[threshold] = parse_report(vacuum_verbose(conn))
     through = used[32].scanned - used[1].scanned
     assert through == closed_form(32) - closed_form(1) > 0
-    hits_misses = {t: r.buffers[0] + r.buffers[1] for t, r in used.items()}
-    assert hits_misses[32] - hits_misses[1] == 2 * through
+    (hits_32, misses_32, dirtied_32), (hits_1, misses_1, dirtied_1) = \
+        used[32].buffers, used[1].buffers
+    assert misses_32 - misses_1 == through
+    assert hits_32 - hits_1 == through
     # reading through dirties nothing
-    assert used[32].buffers[2] == used[1].buffers[2]
+    assert dirtied_32 == dirtied_1
+
+
+def test_parse_report_buffer_usage():
+    """The heap's buffer usage, as 15 and as 18 write it, not the TOAST
+    table's after it; and the delay time 18 reports."""
+    def text(word, delay=""):
+        heap = ("finished vacuuming \"postgres.public.t\": index scans: 0\n"
+                "pages: 0 removed, 1000 remain, 101 scanned (10.10% of total)\n"
+                f"{delay}buffer usage: 1106 hits, 101 {word}, 102 dirtied\n")
+        toast = ("finished vacuuming \"postgres.pg_toast.pg_toast_1\": index scans: 0\n"
+                 "pages: 0 removed, 0 remain, 0 scanned (100.00% of total)\n"
+                 f"buffer usage: 10 hits, 0 {word}, 0 dirtied\n")
+        return heap + toast
+    assert parse_report(text("misses")).buffers == (1106, 101, 102)
+    assert parse_report(text("misses")).delay_ms is None
+    got = parse_report(text("reads", "delay time: 12.345 ms\n"))
+    assert got.buffers == (1106, 101, 102) and got.delay_ms == 12.345
 
 
 @pytest.mark.patched
