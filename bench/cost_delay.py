@@ -55,8 +55,8 @@ def measure(server, work, args):
             conn.execute(f"SET vacuum_cost_limit = {args.limit}")
             if one.major >= 18:
                 conn.execute("SET track_cost_delay_timing = on")
-            args.points = [float(conn.execute(f"SHOW vacuum_cost_page_{x}").fetchone()[0])
-                           for x in ("hit", "miss", "dirty")]
+            s = harness.cost_delay_settings(conn)
+            args.points = [s[f"vacuum_cost_page_{x}"] for x in ("hit", "miss", "dirty")]
             for rep in range(args.reps):
                 out.append(one_rep(conn, node, slow, args, table, files, rep))
     finally:
@@ -67,8 +67,8 @@ def measure(server, work, args):
 def one_rep(conn, node, slow, args, table, files, rep):
     change = table.choose(args.frac, rep)
     got = {}
-    points = [(d, t) for d in (0, args.delay) for t in (args.threshold, 32)]
-    for d, t in random.Random(f"delay-{rep}").sample(points, len(points)):
+    order = [(d, t) for d in (0, args.delay) for t in (args.threshold, 32)]
+    for d, t in random.Random(f"delay-{rep}").sample(order, len(order)):
         table.prepare_point(node, conn, change)
         conn.execute(f"SET vacuum_cost_delay = {d}")
         chosen = harness.autotuned(conn, table.relation)["all_frozen_threshold"]

@@ -416,7 +416,7 @@ def calibrate(conn, slow, seconds, tablespace="pg_default", follow_advice=False)
 
 # The settings of VACUUM's cost-based delay a calibration's note keeps.
 COST_DELAY_SETTINGS = ("vacuum_cost_delay", "vacuum_cost_limit", "vacuum_cost_page_miss",
-                       "vacuum_cost_page_hit")
+                       "vacuum_cost_page_hit", "vacuum_cost_page_dirty")
 
 
 def cost_delay_settings(conn):
