@@ -60,7 +60,7 @@ def measure(server, work, args):
             for rep in range(args.reps):
                 out.append(one_rep(conn, node, slow, args, table, files, rep))
     finally:
-        node.stop()
+        one.close()
     return out
 
 

@@ -61,7 +61,7 @@ def measure(server, work, args):
                                         **one_rep(conn, node, slow, args, table, files, rep)))
                         rep += 1
     finally:
-        node.stop()
+        one.close()
     return out
 
 

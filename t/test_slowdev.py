@@ -1,6 +1,7 @@
 """The block-latency profile's device on its own and end to end:
 bench/slowdev.c, a FUSE file whose read requests sleep, under a loop
-device (harness.SlowDevice), with the benchmark's clusters on it."""
+device (harness.SlowDevice), with the benchmark's clusters on it, and
+the smaller benchmarks' one table (bench/onetable.py) on it."""
 
 import mmap
 import os
@@ -14,7 +15,7 @@ import pytest
 from bench.vacbench import harness
 from bench.vacbench.profiles import PROFILES
 from pgkit import TOP
-from pgkit.proc import run
+from pgkit.proc import give_to_build_user, run
 from test_bench import PAGE, fresh_file, read_rows
 
 
@@ -121,3 +122,31 @@ def test_bench_block_latency(server, tmp_path):
                          int(r["delay_us"]) >= latency_us * int(r["penalised"]) for r in timed)
     assert Path("/proc/mounts").read_text().count("slowdev") == mounted_before
     assert "block-latency only" in (out / "report.md").read_text()
+
+
+@pytest.mark.patched
+def test_onetable_block_latency(server, workdir):
+    """bench/onetable.py (bench.cost_delay's and bench.io_overlap's one
+    table) under the block-latency profile: the cluster lies on the
+    profile's device, a cold VACUUM's reads reach it and pay there; closed,
+    nothing is left mounted."""
+    from bench.onetable import OneTable
+
+    mounted_before = Path("/proc/mounts").read_text().count("slowdev")
+    work = workdir / f"onetable-{server.name}"
+    work.mkdir()
+    give_to_build_user(work)
+    one = OneTable(server, work, "one", "buffered", "block-latency")
+    try:
+        assert one.device and one.node.base.is_relative_to(one.device.mount)
+        with one.node.connect() as conn:
+            one.table.prepare_point(one.node, conn, one.table.choose(1e-3, 0))
+            _, report, c = harness.cold_vacuum(conn, one.slow, "buffered", one.files,
+                                               one.table.relation, 32, one.node.block_size)
+        latency_us = PROFILES["block-latency"].emulation["latency_us"]
+        assert report.scanned and c["penalised"] >= 1, c
+        assert c["delay_us"] >= latency_us * c["penalised"], c
+    finally:
+        one.close()
+    assert Path("/proc/mounts").read_text().count("slowdev") == mounted_before
+
