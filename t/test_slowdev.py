@@ -1,7 +1,8 @@
 """The block-latency profile's device on its own and end to end:
 bench/slowdev.c, a FUSE file whose read requests sleep, under a loop
 device (harness.SlowDevice), with the benchmark's clusters on it, and
-the smaller benchmarks' one table (bench/onetable.py) on it."""
+the smaller benchmarks' one table (bench/onetable.py) on it; and
+bench.cost_delay's predictions of what the delay's sleeps cost."""
 
 import mmap
 import os
@@ -128,8 +129,9 @@ def test_bench_block_latency(server, tmp_path):
 def test_onetable_block_latency(server, workdir):
     """bench/onetable.py (bench.cost_delay's and bench.io_overlap's one
     table) under the block-latency profile: the cluster lies on the
-    profile's device, a cold VACUUM's reads reach it and pay there; closed,
-    nothing is left mounted."""
+    profile's device, a cold VACUUM's reads reach it and pay there, and the
+    backend's time on a CPU (harness.cold_vacuum()'s cpu_ms) is part of the
+    VACUUM's time; closed, nothing is left mounted."""
     from bench.onetable import OneTable
 
     mounted_before = Path("/proc/mounts").read_text().count("slowdev")
@@ -140,13 +142,34 @@ def test_onetable_block_latency(server, workdir):
     try:
         assert one.device and one.node.base.is_relative_to(one.device.mount)
         with one.node.connect() as conn:
+            pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
             one.table.prepare_point(one.node, conn, one.table.choose(1e-3, 0))
-            _, report, c = harness.cold_vacuum(conn, one.slow, "buffered", one.files,
-                                               one.table.relation, 32, one.node.block_size)
+            ms, report, c = harness.cold_vacuum(conn, one.slow, "buffered", one.files,
+                                                one.table.relation, 32, one.node.block_size,
+                                                backend_pid=pid)
         latency_us = PROFILES["block-latency"].emulation["latency_us"]
         assert report.scanned and c["penalised"] >= 1, c
         assert c["delay_us"] >= latency_us * c["penalised"], c
+        assert 0 < c["cpu_ms"] < ms, (c, ms)
     finally:
         one.close()
     assert Path("/proc/mounts").read_text().count("slowdev") == mounted_before
 
+
+def test_sleep_split():
+    """bench.cost_delay's split of a VACUUM with the delay against the
+    one without it: waiting is the time awake not on a CPU; the sum adds
+    the sleep to the time without the delay; the overlap lets the sleep
+    cover the waiting, and no more than the waiting."""
+    from bench.cost_delay import sleep_split
+
+    # without: 150 ms, 40 on a CPU (110 waiting); with: 400 ms, 45 on a
+    # CPU, 300 slept in sleeps of 2 ms (55 waiting): the 150 sleeps hid 55
+    # ms of waiting, 0.367 ms each; the overlap lets them cover all 110
+    got = sleep_split((150.0, 40.0), 400.0, 45.0, 300.0, 2.0)
+    assert got == dict(cpu_0=40.0, wait_0=110.0, cpu_d=45.0, wait_d=55.0, slept=300.0,
+                       hidden=pytest.approx(55 / 150), measured=400.0, sum=450.0,
+                       overlap=345.0)
+    # 50 slept covers 50 of the 110: 60 left
+    got = sleep_split((150.0, 40.0), 200.0, 45.0, 50.0, 2.0)
+    assert (got["sum"], got["overlap"], got["wait_d"]) == (200.0, 155.0, 105.0)

@@ -330,16 +330,34 @@ def used_thresholds(report):
     return f"{t[0]}/{t[1]}"
 
 
-def cold_vacuum(conn, slow, mode, files, rel, threshold, block_size):
+def backend_cpu_ms(pid):
+    """The time process pid has spent on a CPU so far, ms (the first
+    field of /proc/PID/schedstat, in ns)."""
+    with open(f"/proc/{pid}/schedstat") as f:
+        return int(f.read().split()[0]) / 1e6
+
+
+def cold_vacuum(conn, slow, mode, files, rel, threshold, block_size, backend_pid=None):
     """Make rel cold, then time VACUUM (VERBOSE) rel at `threshold` (a
     number, or -1) with the storage emulation on: (ms, report, counters).
-    block_size: the server's page size in bytes.
+    block_size: the server's page size in bytes.  With backend_pid
+    (conn's backend's), counters["cpu_ms"] is the time that backend spent
+    on a CPU during the VACUUM: the rest of `ms` it waited (for reads, the
+    delay's sleeps, locks) or was not scheduled.
     Raises when the VACUUM did not read cold: every page it scanned must
     have come through a read call (none from shared buffers) and, when it
     scanned any, at least one read must have gone to the device."""
     make_cold(conn, mode, files, rel)
     set_threshold(conn, threshold)
-    (ms, report), c = slow.measure(lambda: timed_vacuum_verbose(conn, rel))
+
+    def vacuum():
+        cpu = backend_cpu_ms(backend_pid) if backend_pid else None
+        out = timed_vacuum_verbose(conn, rel)
+        return out, backend_cpu_ms(backend_pid) - cpu if backend_pid else None
+
+    ((ms, report), cpu_ms), c = slow.measure(vacuum)
+    if backend_pid:
+        c["cpu_ms"] = cpu_ms
     if c["bytes"] < report.scanned * block_size or (report.scanned and not c["uncached"]):
         raise RuntimeError(f"VACUUM of {rel} did not read cold: {report.scanned} pages "
                            f"scanned, read calls {c}")
