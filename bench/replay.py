@@ -11,10 +11,16 @@ models on the same runs are paired by construction.  The models:
 
   current     src/core/model.cpp's calibrated path (model.md; revisions 14 to 22
               price alike), transcribed: a saving must exceed the noise of
-              the parts of the two costs that differ (revisions 20 to 24);
+              the parts of the two costs that differ (revisions 20 to 25);
               each page read through costs VACUUM's cost-based delay as
               well, its page's vacuum_cost_page_miss and the free space
-              map's vacuum_cost_page_hit (revision 24; delay_parts())
+              map's vacuum_cost_page_hit (revision 24; delay_parts()), and
+              where the reads go on while VACUUM sleeps (18, two reads in
+              flight or more) a threshold costs its work on the pages it
+              reads through and the longer of its reading and its sleeping,
+              each page to read sleeping vacuum_cost_page_dirty's points
+              more (revision 25)
+  revision 24 the same, the sleep added to the reading everywhere
   revision 23 the same, the delay priced with vacuum_cost_page_miss alone
   revision 22 the same without the delay
   revision 19 the same costs, each saving judged against the noise of the
@@ -149,13 +155,16 @@ def one_sided_95(cal):
     return stats.t95(dof)
 
 
-def cost_current(cal, m, work, noise=None, shared=None, delay=0.0):
+def cost_current(cal, m, work, noise=None, shared=None, delay=0.0, overlap=None):
     """model.md: each run of pages to read priced as a run of the scattered
     map whose skippable runs are as long on average, d = runs / skippable;
     the pages beyond that map's 1 / (1 - d) per run at the streaming rate;
     the share among the segment files' first pages at start_read_us;
     each page read through VACUUM's work on it and `delay`, the cost-based
-    delay's sleep (a setting's meaning, no noise);
+    delay's sleep (a setting's meaning, no noise); with `overlap`, the
+    sleep per page to read, the work and the longer of the reading and
+    the sleeping, the reading's noise only where the sleep does not cover
+    it;
     thresholds that read the same pages cost the same.  `noise`, a list,
     gets each cost's noise: its parts' figures' noise weighted by their
     shares of it, the pages read on in a stream left out; `shared`, a
@@ -179,12 +188,18 @@ def cost_current(cal, m, work, noise=None, shared=None, delay=0.0):
     if shared is not None:
         shared[:] = [f * stream(True) * noise_at(cal, densest, True) +
                      (1 - f) * stream(False) * noise_at(cal, densest, False)]
-    cost, noises = [], []
+    cost, noises, kept = [], [], [1.0]
     for i, g in enumerate(GAPS):
         start = f * reads(g, True)
         spread = f * reads(g, True, True) + (1 - f) * reads(g, False, True)
         work_cost = m["read_through"][i] * work
-        c = start + (1 - f) * reads(g, False) + work_cost + m["read_through"][i] * delay
+        read = start + (1 - f) * reads(g, False)
+        c = read + work_cost + m["read_through"][i] * delay
+        if overlap is not None:
+            sleep = m["needed"] * overlap + m["read_through"][i] * delay
+            c = work_cost + max(read, sleep)
+            kept.append(max(read - sleep, 0.0) / read if read > 0 else 0.0)
+            spread *= kept[-1]
         cost.append(c)
         wn = noise_at(cal, d)
         noises.append((spread + work_cost * wn) / c if c > 0 else wn)
@@ -194,6 +209,8 @@ def cost_current(cal, m, work, noise=None, shared=None, delay=0.0):
             cost[i], noises[i] = cost[i + 1], noises[i + 1]
     if noise is not None:
         noise[:] = noises
+    if shared is not None:
+        shared[:] = [shared[0] * min(kept)]
     return cost
 
 
@@ -206,7 +223,7 @@ def cheapest(cost):
     return GAPS[best]
 
 
-def choose_current(cal, m, work, whole=False, delay=0.0):
+def choose_current(cal, m, work, whole=False, delay=0.0, overlap=None):
     """The cheapest threshold, unless its saving over 32 is within the
     noise of the parts of the two costs that differ (from read_noise and
     start_read_noise; none in runs from before they were measured), or
@@ -215,9 +232,10 @@ def choose_current(cal, m, work, whole=False, delay=0.0):
     error of theirs moves the logarithm of the costs' ratio by its
     difference of shares only.  `whole`: revisions 12 to 19, which counted
     that part's noise in each cost as if it were its own.  `delay`: the
-    cost-based delay's sleep per page read through."""
+    cost-based delay's sleep per page read through; `overlap`, its sleep
+    per page to read where the reads go on while VACUUM sleeps."""
     noise, shared = [], []
-    cost = cost_current(cal, m, work, noise, shared, delay)
+    cost = cost_current(cal, m, work, noise, shared, delay, overlap)
     t = cheapest(cost)
     i = GAPS.index(t)
     if t == GAPS[-1] or not (cost[i] > 0 and cost[-1] > 0):
@@ -250,7 +268,10 @@ def choose_revision8(cal, m, work, delay=(0.0, 0.0)):
 
 # (each model called as model(cal, m, work, delay), delay as delay_parts()
 # gives it; the revisions before 23 priced no delay)
-MODELS = {"current": lambda cal, m, work, delay: choose_current(cal, m, work, delay=sum(delay)),
+MODELS = {"current": lambda cal, m, work, delay: choose_current(
+              cal, m, work, delay=sum(delay[:2]), overlap=overlapping(delay)),
+          "revision 24": lambda cal, m, work, delay: choose_current(cal, m, work,
+                                                                   delay=sum(delay[:2])),
           "revision 23": lambda cal, m, work, delay: choose_current(cal, m, work, delay=delay[0]),
           "revision 22": lambda cal, m, work, delay: choose_current(cal, m, work),
           "revision 19": choose_revision19,
@@ -300,22 +321,34 @@ def load(path):
 
 
 def delay_parts(note, explained):
-    """The cost-based delay's sleep per page read through, µs, in its two
-    parts: (the page read in, its vacuum_cost_page_miss points; the free
-    space map's page, its vacuum_cost_page_hit points).  From the settings
-    the note keeps (cost_delay, a manual VACUUM's in the session) where it
-    has them; else from explain_threshold()'s cost_delay_per_page, which
-    revision 23 priced with the miss alone, the hit at PostgreSQL's
-    defaults, half the miss (the benchmark sets neither); (0, 0) where the
-    note has neither (runs from before revision 23, which slept none)."""
+    """The cost-based delay's sleep, µs: (a page read in, its
+    vacuum_cost_page_miss points; the free space map's page, its
+    vacuum_cost_page_hit points; a page dirtied, vacuum_cost_page_dirty's;
+    whether the reads go on while VACUUM sleeps, two or more in flight,
+    explain_threshold()'s concurrency_used).  From the settings the note
+    keeps (cost_delay, a manual VACUUM's in the session) where it has them,
+    vacuum_cost_page_dirty at PostgreSQL's default where it does not (the
+    notes before 2026-12-06 21:50 UTC; the benchmark sets none); else from
+    explain_threshold()'s cost_delay_per_page, which revision 23 priced with
+    the miss alone, the others at PostgreSQL's defaults (hit half the miss,
+    dirty ten times); no sleep where the note has neither (runs from before
+    revision 23, which slept none)."""
+    ahead = (explained.get("concurrency_used") or 1) >= 2
     s = note.get("cost_delay")
     if s is not None:
         if not (s["vacuum_cost_delay"] > 0 and s["vacuum_cost_limit"] > 0):
-            return 0.0, 0.0
+            return 0.0, 0.0, 0.0, ahead
         point = 1000.0 * s["vacuum_cost_delay"] / s["vacuum_cost_limit"]
-        return point * s["vacuum_cost_page_miss"], point * s["vacuum_cost_page_hit"]
+        return (point * s["vacuum_cost_page_miss"], point * s["vacuum_cost_page_hit"],
+                point * s.get("vacuum_cost_page_dirty", 20), ahead)
     miss = explained.get("cost_delay_per_page") or 0.0
-    return miss, miss / 2.0
+    return miss, miss / 2.0, miss * 10.0, ahead
+
+
+def overlapping(delay):
+    """Revision 25's sleep per page to read where the reads go on while
+    VACUUM sleeps (a delay_parts() tuple), None elsewhere."""
+    return sum(delay[:3]) if delay[3] and delay[0] > 0 else None
 
 
 def row_maps(calib, row, cols):
@@ -392,76 +425,6 @@ def replay(path):
     return out, left_out, agree, compared
 
 
-# what 32 must read through beyond T for the comparison to count: at fewer
-# pages the difference of two VACUUMs' times is mostly their noise
-MIN_THROUGH = 500
-
-
-def read_through(path):
-    """What reading through cost where the run measured it, against what the
-    current model priced it at: for every row whose maps can be rebuilt and
-    every threshold T that reads at least MIN_THROUGH pages fewer than 32,
-    per repetition (time(32) - time(T)) / (pages 32 reads through - pages T
-    reads through), in µs per page, measured and as cost_current() prices
-    the repetition's map, each the median over the row's repetitions.
-    {(server, mode, profile): [(workload, frac, T, measured, priced)]}; None
-    for an older runs.csv."""
-    loaded = load(path)
-    if loaded is None:
-        return None
-    calib, cells = loaded
-    out = {}
-    for row, cols in sorted(cells.items()):
-        got = row_maps(calib, row, cols)
-        if got is None:
-            continue
-        cal, work, maps, delay = got
-        costs = {rep: cost_current(cal, m, work, delay=sum(delay)) for rep, m in maps.items()}
-        for i, g in enumerate(GAPS[:-1]):
-            measured, priced = [], []
-            for rep, m in maps.items():
-                pages = m["read_through"][-1] - m["read_through"][i]
-                if pages < MIN_THROUGH:
-                    continue
-                dt = float(cols["32"][rep]["ms"]) - float(cols[str(g)][rep]["ms"])
-                measured.append(dt * 1000.0 / pages)
-                priced.append((costs[rep][-1] - costs[rep][i]) / pages)
-            if measured:
-                out.setdefault(row[:3], []).append(
-                    (row[3], row[5], g, statistics.median(measured), statistics.median(priced)))
-    return out
-
-
-def quartiles(xs):
-    """Lower quartile, median, upper quartile (statistics' exclusive method;
-    the value itself for one)."""
-    if len(xs) == 1:
-        return xs[0], xs[0], xs[0]
-    q = statistics.quantiles(xs, n=4)
-    return q[0], statistics.median(xs), q[2]
-
-
-def print_read_through(dirs):
-    """The table of --read-through: per server, I/O mode and profile over
-    the runs given."""
-    groups = {}
-    for d in dirs:
-        got = read_through(d)
-        for g, xs in (got or {}).items():
-            groups.setdefault(g, []).extend(xs)
-    print("Per server, I/O mode and profile: a page read through at 32 and not at a lower "
-          "threshold, µs, as the runs measured it and as the current model priced it "
-          "(median and quartiles over rows and thresholds; each the median over the "
-          "row's repetitions), and measured - priced.\n")
-    print("| server | I/O | profile | comparisons | measured | priced | measured - priced |")
-    print("|---|---|---|---|---|---|---|")
-    for (server, mode, profile), xs in sorted(groups.items()):
-        cells = [quartiles([x[3] for x in xs]), quartiles([x[4] for x in xs]),
-                 quartiles([x[3] - x[4] for x in xs])]
-        text = " | ".join(f"{m:.1f} [{lo:.1f}, {hi:.1f}]" for lo, m, hi in cells)
-        print(f"| {server} | {mode} | {profile} | {len(xs)} | {text} |")
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("dirs", nargs="+", type=Path)
@@ -469,13 +432,14 @@ def main(argv=None):
                     help="what a page read through cost, measured and as priced, instead")
     args = ap.parse_args(argv)
     if args.read_through:
+        from bench.replay_through import print_read_through
         print_read_through(args.dirs)
         return 0
     names = list(MODELS)
     print("Per model: geometric mean over the rows of time / the row's best fixed "
           "threshold, and (in brackets) the rows above stock's time beyond noise, "
           "paired by repetition.\n")
-    told = ("current", "revision 23", "revision 19")
+    told = ("current", "revision 24", "revision 19")
     print(f"| run | rows | {' | '.join(names)} | left out | "
           f"the run's autotuner: = {', = '.join(told)} |")
     print("|---" * (len(names) + 4) + "|")

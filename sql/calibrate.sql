@@ -58,6 +58,7 @@ SELECT vacskip.forget_calibration();
 CREATE TABLE vs_c (id int, pad text) WITH (autovacuum_enabled = off);
 INSERT INTO vs_c SELECT g, repeat('x', 100) FROM generate_series(1, 2000) g;
 VACUUM vs_c;
+CREATE TEMP TABLE vs_measured AS SELECT * FROM vacskip.calibrate(seconds => 0.5);
 SELECT tablespace, rounds >= 1 AS measured, seconds > 0 AS took_time,
        measured_at BETWEEN now() - interval '1 second' AND clock_timestamp() AS when_ok,
        io_path LIKE CASE WHEN current_setting('server_version_num')::int >= 180000
@@ -90,7 +91,7 @@ SELECT tablespace, rounds >= 1 AS measured, seconds > 0 AS took_time,
           FROM unnest(round_requests || round_start_requests) r) AND
          (round_start_requests = round_requests) = (io_path LIKE 'direct reads%')
          AS requests_ok
-FROM vacskip.calibrate(seconds => 0.5);
+FROM vs_measured;
 -- after a plain VACUUM every page is all-visible: only the last page must
 -- be read; with the hook the threshold is the cheapest of the priced ones
 -- (a tie keeps the larger), without it stock's
@@ -112,8 +113,14 @@ FROM vacskip.explain_threshold('vs_c');
 -- to its balance for reading it in and vacuum_cost_page_hit for the free
 -- space map's page it records the page's free space in, and each point of
 -- that sleeps vacuum_cost_delay / vacuum_cost_limit; calibrated, every page
--- a threshold reads through costs that much more.  explain_threshold()
--- gives a manual VACUUM's in this session.
+-- a threshold reads through costs that much more.  Where VACUUM's reads go
+-- on while it sleeps (18, two reads in flight or more: concurrency_used),
+-- a threshold costs instead its work on the pages it reads through (the
+-- calibration's cpu_page_us + cpu_tuple_us per tuple) and the longer of
+-- its reading (its cost without the delay, less that work) and its
+-- sleeping: that sleep for every page read through, and for every page it
+-- must read vacuum_cost_page_dirty points more (the page dirtied).
+-- explain_threshold() gives a manual VACUUM's in this session.
 CREATE TABLE vs_d (id int, pad text) WITH (autovacuum_enabled = off, fillfactor = 50);
 INSERT INTO vs_d SELECT g, repeat('x', 900) FROM generate_series(1, 4000) g;
 VACUUM (FREEZE) vs_d;
@@ -124,10 +131,23 @@ CREATE TEMP TABLE vs_nodelay AS
 SET vacuum_cost_delay = 2;
 SELECT n.cost_delay_per_page AS off, e.cost_delay_per_page AS at_2ms,
        (SELECT sum(s.pages_read_through) > 0 AND
-               bool_and(abs(u.ce - u.cn - s.pages_read_through * e.cost_delay_per_page)
+               bool_and(abs(u.ce - CASE
+                 WHEN e.concurrency_used >= 2
+                 THEN w.work + greatest(u.cn - w.work,
+                   (s.pages_scanned - s.pages_read_through) * e.cost_delay_per_page *
+                     (p.miss + p.hit + p.dirty) / (p.miss + p.hit) +
+                   s.pages_read_through * e.cost_delay_per_page)
+                 ELSE u.cn + s.pages_read_through * e.cost_delay_per_page END)
                         <= 1e-9 * u.ce)
         FROM unnest(e.costs, n.costs, ARRAY[1, 2, 4, 8, 16, 32]) AS u(ce, cn, g)
-        JOIN vacskip.simulate('vs_d') s ON s.threshold = u.g) AS priced
+        JOIN vacskip.simulate('vs_d') s ON s.threshold = u.g,
+        LATERAL (SELECT s.pages_read_through *
+                        (m.cpu_page_us + m.cpu_tuple_us * e.tuples_per_page) AS work
+                 FROM vs_measured m) w,
+        LATERAL (SELECT current_setting('vacuum_cost_page_miss')::float8 AS miss,
+                        current_setting('vacuum_cost_page_hit')::float8 AS hit,
+                        current_setting('vacuum_cost_page_dirty')::float8 AS dirty) p)
+         AS priced
 FROM vacskip.explain_threshold('vs_d') e, vs_nodelay n;
 SET vacuum_cost_limit = 400;
 SELECT cost_delay_per_page FROM vacskip.explain_threshold('vs_d');
@@ -140,7 +160,7 @@ SELECT cost_delay_per_page FROM vacskip.explain_threshold('vs_d');
 RESET vacuum_cost_limit;
 RESET vacuum_cost_page_miss;
 RESET vacuum_cost_page_hit;
-DROP TABLE vs_d, vs_nodelay;
+DROP TABLE vs_d, vs_nodelay, vs_measured;
 -- another read concurrency is another I/O path (18): the calibration is
 -- kept but not used
 SET maintenance_io_concurrency = 1;

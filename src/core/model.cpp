@@ -205,7 +205,8 @@ double cost_delay_us(double delay_ms, int cost_limit, int page_miss, int page_hi
 }
 
 CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
-					 double tuples_per_page, const MapCounts *map, double delay_page)
+					 double tuples_per_page, const MapCounts *map, double delay_page,
+					 double delay_needed)
 {
 	CostModel m{};
 	m.concurrency = vacuum_read_concurrency(in);
@@ -228,12 +229,16 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 		m.source = CostSource::kCalibration;
 		m.cpu_page = c.cpu_page_us + c.cpu_tuple_us * tuples;
 		m.delay_page = finite_nonnegative(delay_page) ? delay_page : 0.0;
+		m.delay_needed = finite_nonnegative(delay_needed) ? delay_needed : 0.0;
+		// the read stream's reads in flight go on while VACUUM sleeps
+		m.sleep_overlaps = m.delay_page > 0.0 && m.concurrency >= 2;
 		m.skip_cost = m.seq_cost = 0.0;
 		m.noise_dof = c.noise_dof;
 		const double work_noise = measured_noise(c, m.run_density);
 		// the pages read on in a stream: the same part, and noise, at every
 		// threshold
 		double shared = 0.0;
+		double least_kept = 1.0;
 		for (int t = 0; t < kGapCount; t++) {
 			double start = 0.0, rest = 0.0, spread = 0.0;
 			if (map != nullptr)
@@ -242,7 +247,19 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 			const double through = map != nullptr ?
 				static_cast<double>(map->read_through[t]) : 0.0;
 			const double work = through * m.cpu_page;
-			m.cost[t] = start + rest + work + through * m.delay_page;
+			const double reads = start + rest;
+			if (m.sleep_overlaps) {
+				// the longer of the reading and the sleeping: the part of
+				// the reading the sleep covers is not in the cost, nor in
+				// its noise
+				const double sleep = (map != nullptr ? static_cast<double>(map->needed) : 0.0) *
+					m.delay_needed + through * m.delay_page;
+				const double kept = reads > 0.0 ? std::max(reads - sleep, 0.0) / reads : 0.0;
+				m.cost[t] = work + std::max(reads, sleep);
+				spread *= kept;
+				least_kept = std::min(least_kept, kept);
+			} else
+				m.cost[t] = reads + work + through * m.delay_page;
 			// each part's figures as noisy as measured at the density it is
 			// priced at, the parts weighted by their shares of the cost and
 			// added (the most their noise can add up to, however the parts'
@@ -252,7 +269,7 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 			m.noise[t] = m.cost[t] > 0.0 ? (spread + work * work_noise) / m.cost[t] :
 				work_noise;
 		}
-		m.shared_noise = shared;
+		m.shared_noise = m.sleep_overlaps ? shared * least_kept : shared;
 		// Thresholds that read the same pages cost the same: what the
 		// highest of them costs.
 		for (int t = kGapCount - 2; map != nullptr && t >= 0; t--)
@@ -345,8 +362,13 @@ double estimated_cost(const CostModel &model, const Calibration *calibration,
 		double start, rest;
 		calibrated_reads(model, *calibration, threshold, pages_scanned, read_through, &start,
 						 &rest, nullptr, nullptr);
-		return start + rest +
-			static_cast<double>(read_through) * (model.cpu_page + model.delay_page);
+		const double through = static_cast<double>(read_through);
+		if (model.sleep_overlaps)
+			return through * model.cpu_page +
+				std::max(start + rest,
+						 static_cast<double>(pages_scanned - read_through) * model.delay_needed +
+							 through * model.delay_page);
+		return start + rest + through * (model.cpu_page + model.delay_page);
 	}
 	// a run's first page after a skip, the others in sequence (no run, no
 	// skip: 0 * an infinite skip_cost, seq_page_cost 0, is not a cost)
@@ -370,8 +392,14 @@ void explain(const Decision &d, const RelationInputs &in, std::uint32_t t,
 	const CostModel &m = d.model;
 	int n;
 	if (m.source == CostSource::kCalibration) {
-		char delay[96] = "";
-		if (m.delay_page > 0.0)
+		char delay[224] = "";
+		if (m.sleep_overlaps)
+			std::snprintf(delay, sizeof(delay),
+						  ", and the longer of the reading and the cost-based delay's sleep, "
+						  "%.3g microseconds for each and %.3g for each page to read, during "
+						  "which the reads issued ahead go on",
+						  m.delay_page, m.delay_needed);
+		else if (m.delay_page > 0.0)
 			std::snprintf(delay, sizeof(delay),
 						  ", and the cost-based delay's sleep, %.3g microseconds for each",
 						  m.delay_page);
@@ -437,7 +465,7 @@ Decision decide(int setting, const RelationInputs &in)
 {
 	Decision d{};
 	d.model = cost_model(in.storage, in.calibration, in.tuples_per_page, in.map,
-						 in.delay_page);
+						 in.delay_page, in.delay_needed);
 	if (setting != kThresholdAutotune) {
 		d.thresholds = choose_thresholds(setting);
 		d.autotuned = false;

@@ -151,7 +151,17 @@ struct CostModel {
 	// cost_delay_us()), added to the price of each page read through where
 	// a calibration prices in microseconds; the settings' documented
 	// meaning and VACUUM's accounting, not a measurement: it adds no noise.
+	// delay_needed: the same per page VACUUM must read (that page's miss,
+	// the free space map's hit, and the page dirtied).
 	double delay_page;
+	double delay_needed;
+	// Whether VACUUM's reads go on while it sleeps: from 18 on its read
+	// stream has reads in flight when it sleeps, performed by I/O workers
+	// or the kernel (vacuum_read_concurrency() of 2 or more), so that a
+	// threshold costs VACUUM's work on the pages it reads through and the
+	// longer of its reading and its sleeping.  The part of the reading the
+	// sleep covers no longer counts towards a cost's noise.
+	bool sleep_overlaps;
 	// How far each cost may be off, as the standard deviation of its
 	// logarithm: its parts' figures' noise (measured_noise() at the
 	// density each part is priced at), weighted by their shares of the
@@ -209,10 +219,14 @@ double cost_delay_us(double delay_ms, int cost_limit, int page_miss, int page_hi
 // pages of its segment files (start_share()) is priced so with
 // start_read_us, the rest with read_us.  `delay_page` (cost_delay_us()) is
 // added to every page read through where a calibration prices the map; the
-// settings' scale is not in time, and there it is not used.
+// settings' scale is not in time, and there it is not used.  Where the
+// reads go on while VACUUM sleeps (CostModel::sleep_overlaps), a threshold
+// costs the work on the pages it reads through and the longer of its
+// reading and its sleeping instead: `delay_needed` for every page it must
+// read, `delay_page` for every page it reads through.
 CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 					 double tuples_per_page, const MapCounts *map,
-					 double delay_page = 0.0);
+					 double delay_page = 0.0, double delay_needed = 0.0);
 
 // The share of a relation's pages that lie among the first kStartPages
 // pages of one of its segment files; 1 for an empty relation.
@@ -299,6 +313,7 @@ struct RelationInputs {
 	double tuples_per_page = 0;
 	const MapCounts *map = nullptr;             // walked where a calibration is used
 	double delay_page = 0;                      // cost_delay_us() of this VACUUM
+	double delay_needed = 0;                    // the same per page it must read
 	FreezeInputs freeze;
 };
 

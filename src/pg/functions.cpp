@@ -459,7 +459,8 @@ vacskip_simulate(PG_FUNCTION_ARGS)
 															 in.inputs.calibration,
 															 in.inputs.tuples_per_page,
 															 in.inputs.map,
-															 in.inputs.delay_page);
+															 in.inputs.delay_page,
+															 in.inputs.delay_needed);
 		const BlockNumber rel_pages = RelationGetNumberOfBlocks(rel);
 		auto	   *results = static_cast<vacskip::SimResult *>(
 			palloc(sizeof(vacskip::SimResult) * n));

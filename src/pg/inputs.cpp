@@ -164,25 +164,40 @@ read_map_counts(Relation rel, BlockNumber rel_pages, bool aggressive, vacskip::M
 
 }  // namespace
 
-double
-session_cost_delay()
+namespace {
+
+// A page read through costs its miss and the free space map's hit; a page
+// VACUUM must read is dirtied as well.
+void
+set_cost_delay(double delay_ms, int limit, vacskip::RelationInputs *in)
 {
-	return vacskip::cost_delay_us(VacuumCostDelay, VacuumCostLimit, VacuumCostPageMiss,
-								  VacuumCostPageHit);
+	in->delay_page = vacskip::cost_delay_us(delay_ms, limit, VacuumCostPageMiss,
+											VacuumCostPageHit);
+	in->delay_needed = vacskip::cost_delay_us(delay_ms, limit,
+											  VacuumCostPageMiss + VacuumCostPageDirty,
+											  VacuumCostPageHit);
 }
 
-double
-vacuum_cost_delay_now()
+}  // namespace
+
+void
+session_cost_delay(vacskip::RelationInputs *in)
+{
+	set_cost_delay(VacuumCostDelay, VacuumCostLimit, in);
+}
+
+void
+vacuum_cost_delay_now(vacskip::RelationInputs *in)
 {
 	if (!VacuumCostActive)
-		return 0.0;
+		set_cost_delay(0, VacuumCostLimit, in);
 #if PG_VERSION_NUM >= 160000
 	/* the VACUUM's own, which autovacuum sets apart from the settings */
-	return vacskip::cost_delay_us(vacuum_cost_delay, vacuum_cost_limit, VacuumCostPageMiss,
-								  VacuumCostPageHit);
+	else
+		set_cost_delay(vacuum_cost_delay, vacuum_cost_limit, in);
 #else
-	return vacskip::cost_delay_us(VacuumCostDelay, VacuumCostLimit, VacuumCostPageMiss,
-								  VacuumCostPageHit);
+	else
+		set_cost_delay(VacuumCostDelay, VacuumCostLimit, in);
 #endif
 }
 
@@ -202,7 +217,7 @@ read_inputs(Relation rel, const struct VacuumParams *params, int aggressive, Inp
 	out->inputs.calibration = out->calibration_state == CalibrationState::kCurrent ?
 		&out->calibration.costs : nullptr;
 	out->inputs.tuples_per_page = density(rel);
-	out->inputs.delay_page = session_cost_delay();
+	session_cost_delay(&out->inputs);
 	read_freeze(rel, params, &out->inputs.freeze);
 	/*
 	 * As vacuum_get_cutoffs() decides, where the VACUUM did not say:
@@ -235,7 +250,7 @@ decide_for(Relation rel, const struct VacuumParams *params, int aggressive,
 	if (setting != vacskip::kThresholdAutotune)
 		return vacskip::decide(setting, vacskip::RelationInputs());
 	read_inputs(rel, params, aggressive, &in, false, rel_pages);
-	in.inputs.delay_page = vacuum_cost_delay_now();
+	vacuum_cost_delay_now(&in.inputs);
 	return vacskip::decide(setting, in.inputs);
 }
 

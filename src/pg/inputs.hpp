@@ -34,15 +34,16 @@ CalibrationState read_calibration(Oid spcoid, const vacskip::StorageInputs &now,
 void walk_visibility_map(Relation rel, BlockNumber rel_pages, bool aggressive,
 						 vacskip::SimResult *results, int n);
 
-// What VACUUM's cost-based delay sleeps per page it reads through
-// (vacskip::cost_delay_us()): session_cost_delay() for a manual VACUUM in
-// this session, from its vacuum_cost_delay and vacuum_cost_limit;
+// What VACUUM's cost-based delay sleeps per page it reads through and per
+// page it must read (vacskip::cost_delay_us(): in->delay_page and
+// in->delay_needed): session_cost_delay() for a manual VACUUM in this
+// session, from its vacuum_cost_delay and vacuum_cost_limit;
 // vacuum_cost_delay_now() for the VACUUM running in this process, as it
 // stands when the VACUUM starts on the relation (autovacuum: the table's
 // or autovacuum's settings, the limit balanced between the workers then),
 // 0 where it is off.
-double session_cost_delay();
-double vacuum_cost_delay_now();
+void session_cost_delay(vacskip::RelationInputs *in);
+void vacuum_cost_delay_now(vacskip::RelationInputs *in);
 
 // Everything decide() needs, and where it came from.  `inputs.calibration`
 // and `inputs.map` point into `calibration` and `map` when a current

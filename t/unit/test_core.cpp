@@ -1221,7 +1221,10 @@ void test_cost_delay()
 			  cost_delay_us(2, 200, -1, 0) == 0,
 		  "delay off, or settings it cannot be: no sleep priced");
 
-	const StorageInputs in = default_storage(18);
+	// one read at a time (io_method sync): nothing goes on while VACUUM
+	// sleeps, and the sleep adds to the reading
+	StorageInputs in = default_storage(18);
+	in.io_method = IoMethod::kSync;
 	Calibration c = flat(50, 2, 0.08);   // work: 2 + 0.08 * 100 = 10 a page
 	set_noise(&c, 0.05, 0.05);
 	const std::uint64_t through[kGapCount] = {0, 100, 300, 700, 1500, 3000};
@@ -1279,6 +1282,73 @@ void test_cost_delay()
 		  "delay: the reason says what it priced");
 }
 
+// From 18 on, with reads in flight (two or more), VACUUM's reads go on
+// while it sleeps: a threshold costs the work on the pages it reads
+// through and the longer of its reading and its sleeping.
+void test_cost_delay_overlap()
+{
+	const StorageInputs in = default_storage(18);     // worker, 3 workers: 3 in flight
+	StorageInputs one = in;
+	one.maintenance_io_concurrency = 1;
+	StorageInputs old = default_storage(15);
+	Calibration c = flat(50, 2, 0.08);                // work: 10 a page
+	set_noise(&c, 0.05, 0.05);
+	const std::uint64_t through[kGapCount] = {0, 100, 300, 700, 1500, 3000};
+	const MapCounts map = map_of(10000, 500, {0, 100, 300, 700, 1500, 3000});
+	const CostModel off = cost_model(in, both(c), 100, &map);
+	check(!off.sleep_overlaps && !cost_model(one, both(c), 100, &map, 20, 230).sleep_overlaps &&
+			  !cost_model(old, both(c), 100, &map, 20, 230).sleep_overlaps,
+		  "overlap: not without a delay, with one read in flight, or before 18");
+	// 20 µs a page read through, 230 a page to read (2 + 1 + 20 points at 10
+	// µs): the sleep, 115,000 + 20 a page read through, is longer than the
+	// reading (off.cost less the work); 1 µs a page to read: the reading is
+	// longer at the lower thresholds
+	for (const double needed_us : {230.0, 1.0}) {
+		const CostModel on = cost_model(in, both(c), 100, &map, 20, needed_us);
+		bool priced = on.sleep_overlaps, noise = true;
+		for (int t = 0; t < kGapCount; t++) {
+			const double work = 10.0 * through[t];
+			const double reads = off.cost[t] - work;
+			const double sleep = 500 * needed_us + 20.0 * through[t];
+			priced = priced && near(on.cost[t], work + std::max(reads, sleep));
+			// the reading's noise only for the part the sleep does not cover
+			const double spread = off.noise[t] * off.cost[t] - work * 0.05;
+			noise = noise && near(on.noise[t] * on.cost[t],
+								  spread * std::max(reads - sleep, 0.0) / reads + work * 0.05);
+		}
+		check(priced, "overlap: the work and the longer of reading and sleeping");
+		check(noise, "overlap: the noise of the reading the sleep does not cover");
+		check(near(estimated_cost(on, &c, 4, 800, 300, 90),
+				   300 * 10 + std::max(500.0 * 50, 500 * needed_us + 300 * 20)),
+			  "overlap: in simulate()'s estimate too");
+	}
+	// the decision of test_cost_delay()'s map and calibration at autovacuum's
+	// defaults: 1,000 pages to read at 200 µs at 1 to 8 (200,000) against
+	// 20 at 32 (20,000) with 8,000 pages read through (80,000 of work); the
+	// sleep 1,000 * 230 + 8,000 * 30 at 32 = 470,000, 230,000 at 8: 8
+	// costs 230,000, 32 80,000 + 470,000 = 550,000
+	const MapCounts runs = map_of(10000, 1000, {0, 0, 0, 0, 8000, 8000});
+	Calibration step = flat(200, 2, 0.08);
+	for (auto &row : step.read_us)
+		row[4] = row[5] = 20;
+	set_noise(&step, 0.01, 0.01);
+	RelationInputs r;
+	r.storage = in;
+	r.calibration = both(step);
+	r.tuples_per_page = 100;
+	r.map = &runs;
+	r.delay_page = cost_delay_us(2, 200, 2, 1);
+	r.delay_needed = cost_delay_us(2, 200, 2 + 20, 1);
+	const Decision d = decide(kThresholdAutotune, r);
+	check(d.thresholds.all_frozen == 8 && near(d.model.cost[3], 230000) &&
+			  near(d.model.cost[5], 550000),
+		  "overlap, autovacuum's delay: 8 at 230,000 against 550,000");
+	check(std::string(d.reason).find("30 microseconds for each and 230 for each page to "
+									 "read, during which the reads issued ahead go on") !=
+			  std::string::npos,
+		  "overlap: the reason says so");
+}
+
 }  // namespace
 
 int main()
@@ -1303,6 +1373,7 @@ int main()
 	test_model_read_through();
 	test_estimated_cost();
 	test_cost_delay();
+	test_cost_delay_overlap();
 	test_calibration_record();
 	test_find_rate_limit();
 	test_walker_edges();
