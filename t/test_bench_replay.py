@@ -120,6 +120,16 @@ def test_transcription_chooses_what_revision_24_chose(run):
     assert agree["revision 23"] < compared and agree["current"] < compared
 
 
+def test_transcription_chooses_what_revision_25_chose():
+    """On a default run of revision 25 under the delay the current model
+    chooses what the run's autotuner chose, revision 24, which added the
+    sleep to the reading on 18's rows too, otherwise on some repetitions."""
+    run = RESULTS / "2026-12-06-vm-2c24g-default-delay-rev25"
+    out, left_out, agree, compared = replay.replay(run)
+    assert compared >= 56 * 3 and agree["current"] == compared
+    assert agree["revision 24"] < compared
+
+
 def test_shared_stream_noise_only_drops_a_kept_32():
     """Revision 20 judges a saving against the noise of the parts of the
     two costs that differ: on scattered maps (the uniform workload, no
