@@ -1204,6 +1204,28 @@ void test_walker_random()
 	check(mismatches == 0, "walker agrees with the block-by-block reference");
 }
 
+// A calibration in which every page to read costs 200 µs at thresholds 1
+// to 8 and 20 at 16 and 32, with noises of 1 % and 10 µs of work a page at
+// 100 tuples a page; and a relation of `map`, 100 tuples a page, under it.
+Calibration step_calibration()
+{
+	Calibration step = flat(200, 2, 0.08);
+	for (auto &row : step.read_us)
+		row[4] = row[5] = 20;
+	set_noise(&step, 0.01, 0.01);
+	return step;
+}
+
+RelationInputs relation_of(const StorageInputs &in, Calibration &step, const MapCounts &map)
+{
+	RelationInputs r;
+	r.storage = in;
+	r.calibration = both(step);
+	r.tuples_per_page = 100;
+	r.map = &map;
+	return r;
+}
+
 // VACUUM's cost-based delay: per page read through, vacuum_cost_page_miss
 // points for reading it in and vacuum_cost_page_hit for the free space
 // map's page, each point vacuum_cost_delay / vacuum_cost_limit of sleep.
@@ -1262,15 +1284,8 @@ void test_cost_delay()
 	// work: 200,000 against 100,000 without a delay, 100,000 + 8,000 * 30
 	// = 340,000 with autovacuum's default (2 ms for 200 points, 3 points a
 	// page)
-	Calibration step = flat(200, 2, 0.08);
-	for (auto &row : step.read_us)
-		row[4] = row[5] = 20;
-	set_noise(&step, 0.01, 0.01);
-	RelationInputs r;
-	r.storage = in;
-	r.calibration = both(step);
-	r.tuples_per_page = 100;
-	r.map = &runs;
+	Calibration step = step_calibration();
+	RelationInputs r = relation_of(in, step, runs);
 	check(decide(kThresholdAutotune, r).thresholds.all_frozen == 32, "no delay: 32");
 	r.delay_page = cost_delay_us(2, 200, 2, 1);
 	const Decision d = decide(kThresholdAutotune, r);
@@ -1328,15 +1343,8 @@ void test_cost_delay_overlap()
 	// sleep 1,000 * 230 + 8,000 * 30 at 32 = 470,000, 230,000 at 8: 8
 	// costs 230,000, 32 80,000 + 470,000 = 550,000
 	const MapCounts runs = map_of(10000, 1000, {0, 0, 0, 0, 8000, 8000});
-	Calibration step = flat(200, 2, 0.08);
-	for (auto &row : step.read_us)
-		row[4] = row[5] = 20;
-	set_noise(&step, 0.01, 0.01);
-	RelationInputs r;
-	r.storage = in;
-	r.calibration = both(step);
-	r.tuples_per_page = 100;
-	r.map = &runs;
+	Calibration step = step_calibration();
+	RelationInputs r = relation_of(in, step, runs);
 	r.delay_page = cost_delay_us(2, 200, 2, 1);
 	r.delay_needed = cost_delay_us(2, 200, 2 + 20, 1);
 	const Decision d = decide(kThresholdAutotune, r);
