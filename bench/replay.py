@@ -328,11 +328,11 @@ def delay_parts(note, explained):
     explain_threshold()'s concurrency_used).  From the settings the note
     keeps (cost_delay, a manual VACUUM's in the session) where it has them,
     vacuum_cost_page_dirty at PostgreSQL's default where it does not (the
-    notes before 2026-12-06 21:50 UTC; the benchmark sets none); else from
-    explain_threshold()'s cost_delay_per_page, which revision 23 priced with
-    the miss alone, the others at PostgreSQL's defaults (hit half the miss,
-    dirty ten times); no sleep where the note has neither (runs from before
-    revision 23, which slept none)."""
+    notes of runs from before 2026-12-06 21:41 UTC; the benchmark sets
+    none); else from explain_threshold()'s cost_delay_per_page, which
+    revision 23 priced with the miss alone, the others at PostgreSQL's
+    defaults (hit half the miss, dirty ten times); no sleep where the note
+    has neither (runs from before revision 23, which slept none)."""
     ahead = (explained.get("concurrency_used") or 1) >= 2
     s = note.get("cost_delay")
     if s is not None:
@@ -348,7 +348,7 @@ def delay_parts(note, explained):
 def overlapping(delay):
     """Revision 25's sleep per page to read where the reads go on while
     VACUUM sleeps (a delay_parts() tuple), None elsewhere."""
-    return sum(delay[:3]) if delay[3] and delay[0] > 0 else None
+    return sum(delay[:3]) if delay[3] and sum(delay[:2]) > 0 else None
 
 
 def row_maps(calib, row, cols):

@@ -126,6 +126,7 @@ def test_transcription_chooses_what_revision_25_chose():
     sleep to the reading on 18's rows too, otherwise on some repetitions."""
     run = RESULTS / "2026-12-06-vm-2c24g-default-delay-rev25"
     out, left_out, agree, compared = replay.replay(run)
+    assert not left_out and len(out["current"]) == 56
     assert compared >= 56 * 3 and agree["current"] == compared
     assert agree["revision 24"] < compared
 

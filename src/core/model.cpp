@@ -363,11 +363,11 @@ double estimated_cost(const CostModel &model, const Calibration *calibration,
 		calibrated_reads(model, *calibration, threshold, pages_scanned, read_through, &start,
 						 &rest, nullptr, nullptr);
 		const double through = static_cast<double>(read_through);
+		const double needed = pages_scanned > read_through ?
+			static_cast<double>(pages_scanned - read_through) : 0.0;
 		if (model.sleep_overlaps)
 			return through * model.cpu_page +
-				std::max(start + rest,
-						 static_cast<double>(pages_scanned - read_through) * model.delay_needed +
-							 through * model.delay_page);
+				std::max(start + rest, needed * model.delay_needed + through * model.delay_page);
 		return start + rest + through * (model.cpu_page + model.delay_page);
 	}
 	// a run's first page after a skip, the others in sequence (no run, no

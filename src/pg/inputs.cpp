@@ -189,16 +189,16 @@ session_cost_delay(vacskip::RelationInputs *in)
 void
 vacuum_cost_delay_now(vacskip::RelationInputs *in)
 {
-	if (!VacuumCostActive)
-		set_cost_delay(0, VacuumCostLimit, in);
 #if PG_VERSION_NUM >= 160000
 	/* the VACUUM's own, which autovacuum sets apart from the settings */
-	else
-		set_cost_delay(vacuum_cost_delay, vacuum_cost_limit, in);
+	const double delay_ms = vacuum_cost_delay;
+	const int	limit = vacuum_cost_limit;
 #else
-	else
-		set_cost_delay(VacuumCostDelay, VacuumCostLimit, in);
+	const double delay_ms = VacuumCostDelay;
+	const int	limit = VacuumCostLimit;
 #endif
+
+	set_cost_delay(VacuumCostActive ? delay_ms : 0, limit, in);
 }
 
 void
