@@ -106,9 +106,7 @@ def one_rep(conn, node, slow, args, table, files, rep):
         timed = at_32.delay_ms is not None
         row[d] = dict(ms_t=ms_t, ms_32=ms_32, per_page=(ms_32 - ms_t) * 1000.0 / pages,
                       points=points / pages, chosen=chosen,
-                      slept=(at_32.delay_ms - at_t.delay_ms) * 1000.0 / pages if timed else None,
-                      awake_t=ms_t - at_t.delay_ms if timed else None,
-                      awake_32=ms_32 - at_32.delay_ms if timed else None)
+                      slept=(at_32.delay_ms - at_t.delay_ms) * 1000.0 / pages if timed else None)
     for t in (args.threshold, 32):
         row["split", t] = sleep_split(split[0, t][:2], *split[args.delay, t], args.delay)
     return row
@@ -184,12 +182,6 @@ def main(argv=None):
               f"{med(r[x]['points'] for r in rows):.2f} | "
               f"{f'{med(slept):.1f}' if slept else 'not timed'} | "
               f"{', '.join(map(str, chosen))} |")
-    if rows[0][d]["slept"] is not None:
-        print(f"\nAwake, ms (each VACUUM's time less what it slept as it timed it), "
-              f"medians: at {t} {med(r[d]['awake_t'] for r in rows):.1f} with the delay, "
-              f"{med(r[0]['awake_t'] for r in rows):.1f} without; at 32 "
-              f"{med(r[d]['awake_32'] for r in rows):.1f} with, "
-              f"{med(r[0]['awake_32'] for r in rows):.1f} without")
     print("\nThe sleeps against the reads, ms, medians: the VACUUM's time on a CPU "
           "and its other time awake (waiting) without the delay and with it, what it "
           "slept, and its time with the delay, measured and predicted\n")
