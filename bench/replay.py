@@ -11,7 +11,7 @@ models on the same runs are paired by construction.  The models:
 
   current     src/core/model.cpp's calibrated path (model.md; revisions 14 to 22
               price alike), transcribed: a saving must exceed the noise of
-              the parts of the two costs that differ (revisions 20 to 25);
+              the parts of the two costs that differ (revisions 20 to 26);
               each page read through costs VACUUM's cost-based delay as
               well, its page's vacuum_cost_page_miss and the free space
               map's vacuum_cost_page_hit (revision 24; delay_parts()), and
@@ -19,7 +19,10 @@ models on the same runs are paired by construction.  The models:
               flight or more) a threshold costs its work on the pages it
               reads through and the longer of its reading and its sleeping,
               each page to read sleeping vacuum_cost_page_dirty's points
-              more (revision 25)
+              more (revision 25); between two calibrated densities the
+              noise counts how far the interpolation may be off
+              (revision 26, between())
+  revision 25 the same, the interpolation taken as exact
   revision 24 the same, the sleep added to the reading everywhere
   revision 23 the same, the delay priced with vacuum_cost_page_miss alone
   revision 22 the same without the delay
@@ -49,16 +52,8 @@ it on new measurements, calibrations included.  Rows whose map cannot be
 rebuilt (pgbench), or whose rebuilt map does not read what the run's
 VACUUMs scanned at every threshold, are left out and counted.
 
-With --read-through it reports instead what a page read through cost:
-for every rebuilt row and every threshold T that reads at least
-MIN_THROUGH pages fewer than 32, (time at 32 - time at T) / (pages 32
-reads through - pages T reads through), per repetition, against the same
-difference of the current model's costs for that repetition's map; per
-server, I/O mode and profile over the runs given.  Both are net figures:
-what 32's extra reading cost less what T's breaks cost.  Where the
-measured one is the higher, the model prices 32 too cheaply against T,
-reading through too cheaply or T's breaks too dearly, and errs towards
-32 there.
+With --read-through it reports instead what a page read through cost,
+measured and as priced (bench/replay_through.py says how).
 
 Usage (from the repository root):
   python3 -m bench.replay [--read-through] bench/results/DIR [DIR ...]
@@ -155,7 +150,7 @@ def one_sided_95(cal):
     return stats.t95(dof)
 
 
-def cost_current(cal, m, work, noise=None, shared=None, delay=0.0, overlap=None):
+def cost_current(cal, m, work, noise=None, shared=None, delay=0.0, overlap=None, at=None):
     """model.md: each run of pages to read priced as a run of the scattered
     map whose skippable runs are as long on average, d = runs / skippable;
     the pages beyond that map's 1 / (1 - d) per run at the streaming rate;
@@ -168,7 +163,8 @@ def cost_current(cal, m, work, noise=None, shared=None, delay=0.0, overlap=None)
     thresholds that read the same pages cost the same.  `noise`, a list,
     gets each cost's noise: its parts' figures' noise weighted by their
     shares of it, the pages read on in a stream left out; `shared`, a
-    list, gets their part's noise in µs (the same in every cost)."""
+    list, gets their part's noise in µs (the same in every cost).  `at`:
+    the density whose figures price the runs, d where None."""
     densest = cal["densities"][-1]
     runs = m["io_runs"][0]
     skippable = m["rel_pages"] - m["needed"]
@@ -177,14 +173,15 @@ def cost_current(cal, m, work, noise=None, shared=None, delay=0.0, overlap=None)
     runs = min(runs, m["needed"])
     rest = max(m["needed"] - runs * per_run, 0.0)
     f = start_share(m["rel_pages"])
+    at = d if at is None else at
 
     def stream(start):
         return rest * read_us(cal, densest, GAPS[-1], start) * densest
 
     def reads(g, start, noisy=False):
         if noisy:
-            return runs * per_run * read_us(cal, d, g, start) * noise_at(cal, d, start)
-        return runs * per_run * read_us(cal, d, g, start) + stream(start)
+            return runs * per_run * read_us(cal, at, g, start) * noise_at(cal, at, start)
+        return runs * per_run * read_us(cal, at, g, start) + stream(start)
     if shared is not None:
         shared[:] = [f * stream(True) * noise_at(cal, densest, True) +
                      (1 - f) * stream(False) * noise_at(cal, densest, False)]
@@ -201,7 +198,7 @@ def cost_current(cal, m, work, noise=None, shared=None, delay=0.0, overlap=None)
             kept.append(max(read - sleep, 0.0) / read if read > 0 else 0.0)
             spread *= kept[-1]
         cost.append(c)
-        wn = noise_at(cal, d)
+        wn = noise_at(cal, d)          # VACUUM's work: at the map's density
         noises.append((spread + work_cost * wn) / c if c > 0 else wn)
     for i in range(len(GAPS) - 2, -1, -1):
         if (m["read_through"][i], m["io_runs"][i]) == (m["read_through"][i + 1],
@@ -214,16 +211,39 @@ def cost_current(cal, m, work, noise=None, shared=None, delay=0.0, overlap=None)
     return cost
 
 
-def cheapest(cost):
-    """The least cost's threshold, the larger one of a tie (model.cpp)."""
+def cheapest(cost, among=None):
+    """The least cost's threshold, the larger one of a tie (model.cpp);
+    of those whose indices are `among` and 32, where given."""
     best = len(GAPS) - 1
     for i in range(len(GAPS) - 2, -1, -1):
-        if cost[i] < cost[best] * (1 - 1e-9):
+        if (among is None or i in among) and cost[i] < cost[best] * (1 - 1e-9):
             best = i
     return GAPS[best]
 
 
-def choose_current(cal, m, work, whole=False, delay=0.0, overlap=None):
+def between(cal, m, work, cost, i, delay=0.0, overlap=None):
+    """Revision 26 (model.hpp's saving[] and between[]): the saving's
+    logarithm ln(cost[32] / cost[i]) a test judges, and how far it may be
+    off where the map is priced between two calibrated densities.  Priced
+    with either neighbour's figures it is taken to lie between the two (m,
+    M): the interpolated one, where outside, moved to the nearer; else
+    taken for its mean mu, sqrt((M - mu)(mu - m)) the most it can spread
+    (the Bhatia-Davis inequality); 0 at or beyond a calibrated density."""
+    mu = math.log(cost[-1] / cost[i])
+    runs, skippable = m["io_runs"][0], m["rel_pages"] - m["needed"]
+    ds = cal["densities"]
+    d = min(runs / skippable, ds[-1]) if skippable > 0 else ds[-1]
+    k, w = locate(ds, d)
+    if not 0.0 < w < 1.0:
+        return mu, 0.0
+    ends = [cost_current(cal, m, work, delay=delay, overlap=overlap, at=x)
+            for x in (ds[k], ds[k + 1])]
+    lo, hi = sorted(math.log(c[-1] / c[i]) for c in ends)
+    mu = min(max(mu, lo), hi)
+    return mu, math.sqrt(max((hi - mu) * (mu - lo), 0.0))
+
+
+def choose_current(cal, m, work, whole=False, delay=0.0, overlap=None, spread=True):
     """The cheapest threshold, unless its saving over 32 is within the
     noise of the parts of the two costs that differ (from read_noise and
     start_read_noise; none in runs from before they were measured), or
@@ -233,7 +253,10 @@ def choose_current(cal, m, work, whole=False, delay=0.0, overlap=None):
     difference of shares only.  `whole`: revisions 12 to 19, which counted
     that part's noise in each cost as if it were its own.  `delay`: the
     cost-based delay's sleep per page read through; `overlap`, its sleep
-    per page to read where the reads go on while VACUUM sleeps."""
+    per page to read where the reads go on while VACUUM sleeps; `spread`
+    (revision 26): the interpolation's spread between two calibrated
+    densities counted, and where the cheapest threshold's saving cannot
+    be told from the noise, the cheapest whose saving can be."""
     noise, shared = [], []
     cost = cost_current(cal, m, work, noise, shared, delay, overlap)
     t = cheapest(cost)
@@ -242,17 +265,28 @@ def choose_current(cal, m, work, whole=False, delay=0.0, overlap=None):
         return t
     if isinstance(cal.get("read_noise"), list) and cal.get("rounds", 1) < 2:
         return GAPS[-1]
-    if whole:
-        a, b, s = (noise[i] + shared[0] / cost[i], noise[-1] + shared[0] / cost[-1], 0.0)
-    else:
-        a, b, s = noise[i], noise[-1], shared[0] * abs(1 / cost[i] - 1 / cost[-1])
-    if math.log(cost[-1] / cost[i]) <= one_sided_95(cal) * math.sqrt(a * a + b * b + s * s):
+
+    def told(j):
+        """Whether j's saving over 32 lies beyond the noise."""
+        if not cost[j] > 0:
+            return True                # as model.cpp: nothing read costs nothing
+        if whole:
+            a, b, s = (noise[j] + shared[0] / cost[j], noise[-1] + shared[0] / cost[-1], 0.0)
+        else:
+            a, b, s = noise[j], noise[-1], shared[0] * abs(1 / cost[j] - 1 / cost[-1])
+        mu, g = (between(cal, m, work, cost, j, delay, overlap) if spread else
+                 (math.log(cost[-1] / cost[j]), 0.0))
+        return mu > one_sided_95(cal) * math.sqrt(a * a + b * b + s * s + g * g)
+    if told(i):
+        return t
+    if not spread:                     # before revision 26: 32
         return GAPS[-1]
-    return t
+    # the cheapest of the thresholds whose saving can be told from the noise
+    return cheapest(cost, [j for j in range(len(GAPS) - 1) if told(j)])
 
 
 def choose_revision19(cal, m, work, delay=(0.0, 0.0)):
-    return choose_current(cal, m, work, whole=True)
+    return choose_current(cal, m, work, whole=True, spread=False)
 
 
 def choose_revision9(cal, m, work, delay=(0.0, 0.0)):
@@ -270,10 +304,13 @@ def choose_revision8(cal, m, work, delay=(0.0, 0.0)):
 # gives it; the revisions before 23 priced no delay)
 MODELS = {"current": lambda cal, m, work, delay: choose_current(
               cal, m, work, delay=sum(delay[:2]), overlap=overlapping(delay)),
-          "revision 24": lambda cal, m, work, delay: choose_current(cal, m, work,
-                                                                   delay=sum(delay[:2])),
-          "revision 23": lambda cal, m, work, delay: choose_current(cal, m, work, delay=delay[0]),
-          "revision 22": lambda cal, m, work, delay: choose_current(cal, m, work),
+          "revision 25": lambda cal, m, work, delay: choose_current(
+              cal, m, work, delay=sum(delay[:2]), overlap=overlapping(delay), spread=False),
+          "revision 24": lambda cal, m, work, delay: choose_current(
+              cal, m, work, delay=sum(delay[:2]), spread=False),
+          "revision 23": lambda cal, m, work, delay: choose_current(cal, m, work, delay=delay[0],
+                                                                   spread=False),
+          "revision 22": lambda cal, m, work, delay: choose_current(cal, m, work, spread=False),
           "revision 19": choose_revision19,
           "revision 9": choose_revision9,
           "revision 8": choose_revision8}
@@ -439,7 +476,7 @@ def main(argv=None):
     print("Per model: geometric mean over the rows of time / the row's best fixed "
           "threshold, and (in brackets) the rows above stock's time beyond noise, "
           "paired by repetition.\n")
-    told = ("current", "revision 24", "revision 19")
+    told = ("current", "revision 25", "revision 19")
     print(f"| run | rows | {' | '.join(names)} | left out | "
           f"the run's autotuner: = {', = '.join(told)} |")
     print("|---" * (len(names) + 4) + "|")

@@ -1,6 +1,16 @@
 """What a page read through cost where a finished `make bench` run measured
 it, against what the current model priced it at: `python3 -m bench.replay
---read-through` (bench/replay.py's docstring says what it reports)."""
+--read-through`.
+
+For every rebuilt row and every threshold T that reads at least
+MIN_THROUGH pages fewer than 32, (time at 32 - time at T) / (pages 32
+reads through - pages T reads through), per repetition, against the same
+difference of the current model's costs for that repetition's map; per
+server, I/O mode and profile over the runs given.  Both are net figures:
+what 32's extra reading cost less what T's breaks cost.  Where the
+measured one is the higher, the model prices 32 too cheaply against T,
+reading through too cheaply or T's breaks too dearly, and errs towards
+32 there."""
 
 import statistics
 

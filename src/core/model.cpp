@@ -160,10 +160,12 @@ namespace {
 // the pages read through is read_through * model.cpu_page.  Where not
 // null, each part times its figures' noise, summed: *spread over the part
 // priced at the threshold's own figures, *shared over the pages read on
-// in a stream, priced with one figure at every threshold.
+// in a stream, priced with one figure at every threshold.  The runs are
+// priced with the figures of density `at`: the map's run_density, or one of
+// the calibrated densities either side of it.
 void calibrated_reads(const CostModel &model, const Calibration &c, std::uint32_t threshold,
-					  std::uint64_t pages_scanned, std::uint64_t read_through, double *start,
-					  double *rest, double *spread, double *shared)
+					  std::uint64_t pages_scanned, std::uint64_t read_through, double at,
+					  double *start, double *rest, double *spread, double *shared)
 {
 	// per run: read_us per page to read, times the pages to read per run
 	// on the scattered map of run_density, 1 / (1 - d); longer runs read
@@ -175,12 +177,12 @@ void calibrated_reads(const CostModel &model, const Calibration &c, std::uint32_
 	const double in_runs = std::max(needed - runs * per_run, 0.0);
 	constexpr double kDensest = kDensities[kDensityCount - 1];
 	auto reads = [&](bool first) {
-		return runs * per_run * measured_read_us(c, d, threshold, first) +
+		return runs * per_run * measured_read_us(c, at, threshold, first) +
 			in_runs * stream_read_us(c, first);
 	};
 	auto noisy = [&](bool first) {
-		return runs * per_run * measured_read_us(c, d, threshold, first) *
-			measured_noise(c, d, first);
+		return runs * per_run * measured_read_us(c, at, threshold, first) *
+			measured_noise(c, at, first);
 	};
 	auto noisy_stream = [&](bool first) {
 		return in_runs * stream_read_us(c, first) * measured_noise(c, kDensest, first);
@@ -235,49 +237,101 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 		m.skip_cost = m.seq_cost = 0.0;
 		m.noise_dof = c.noise_dof;
 		const double work_noise = measured_noise(c, m.run_density);
-		// the pages read on in a stream: the same part, and noise, at every
-		// threshold
-		double shared = 0.0;
-		double least_kept = 1.0;
-		for (int t = 0; t < kGapCount; t++) {
-			double start = 0.0, rest = 0.0, spread = 0.0;
+		// A threshold's cost with the runs priced at the figures of density
+		// `at`; where not null, *spread its parts' noise (the part the
+		// sleep covers left out), *shared the stream's, *kept the share of
+		// the reading the sleep does not cover.
+		auto price = [&](int t, double at, double *spread, double *shared, double *kept) {
+			double start = 0.0, rest = 0.0, noisy = 0.0;
 			if (map != nullptr)
 				calibrated_reads(m, c, kGaps[t], map->needed + map->read_through[t],
-								 map->read_through[t], &start, &rest, &spread, &shared);
+								 map->read_through[t], at, &start, &rest, &noisy, shared);
 			const double through = map != nullptr ?
 				static_cast<double>(map->read_through[t]) : 0.0;
 			const double work = through * m.cpu_page;
 			const double reads = start + rest;
+			double cost, share = 1.0;
 			if (m.sleep_overlaps) {
 				// the longer of the reading and the sleeping: the part of
 				// the reading the sleep covers is not in the cost, nor in
 				// its noise
 				const double sleep = (map != nullptr ? static_cast<double>(map->needed) : 0.0) *
 					m.delay_needed + through * m.delay_page;
-				const double kept = reads > 0.0 ? std::max(reads - sleep, 0.0) / reads : 0.0;
-				m.cost[t] = work + std::max(reads, sleep);
-				spread *= kept;
-				least_kept = std::min(least_kept, kept);
+				share = reads > 0.0 ? std::max(reads - sleep, 0.0) / reads : 0.0;
+				cost = work + std::max(reads, sleep);
 			} else
-				m.cost[t] = reads + work + through * m.delay_page;
+				cost = reads + work + through * m.delay_page;
+			if (spread != nullptr)
+				*spread = noisy * share;
+			if (kept != nullptr)
+				*kept = share;
+			return cost;
+		};
+		// Thresholds that read the same pages cost the same: what the
+		// highest of them costs.
+		auto same_pages = [&](int t) {
+			return map != nullptr && map->read_through[t] == map->read_through[t + 1] &&
+				map->io_runs[t] == map->io_runs[t + 1];
+		};
+		// the pages read on in a stream: the same part, and noise, at every
+		// threshold
+		double shared = 0.0;
+		double least_kept = 1.0;
+		for (int t = 0; t < kGapCount; t++) {
+			double spread = 0.0, kept = 1.0;
+			m.cost[t] = price(t, m.run_density, &spread, &shared, &kept);
+			least_kept = std::min(least_kept, kept);
 			// each part's figures as noisy as measured at the density it is
 			// priced at, the parts weighted by their shares of the cost and
 			// added (the most their noise can add up to, however the parts'
 			// errors go together); the pages read on in a stream apart: the
 			// same part of every threshold's cost; the delay is a setting's
 			// meaning, not a measurement
+			const double work = (map != nullptr ?
+				static_cast<double>(map->read_through[t]) : 0.0) * m.cpu_page;
 			m.noise[t] = m.cost[t] > 0.0 ? (spread + work * work_noise) / m.cost[t] :
 				work_noise;
 		}
 		m.shared_noise = m.sleep_overlaps ? shared * least_kept : shared;
-		// Thresholds that read the same pages cost the same: what the
-		// highest of them costs.
-		for (int t = kGapCount - 2; map != nullptr && t >= 0; t--)
-			if (map->read_through[t] == map->read_through[t + 1] &&
-				map->io_runs[t] == map->io_runs[t + 1]) {
+		for (int t = kGapCount - 2; t >= 0; t--)
+			if (same_pages(t)) {
 				m.cost[t] = m.cost[t + 1];
 				m.noise[t] = m.noise[t + 1];
 			}
+		// Each saving's logarithm, and between two calibrated densities how
+		// far the interpolation may be off: priced with either neighbour's
+		// figures it bounds the saving (between[] and saving[] above).
+		int di;
+		double dw;
+		locate(kDensities, kDensityCount, m.run_density, &di, &dw);
+		const bool interpolated = dw > 0.0 && dw < 1.0;
+		double lo[kGapCount], hi[kGapCount];
+		for (int t = 0; interpolated && t < kGapCount; t++) {
+			lo[t] = price(t, kDensities[di], nullptr, nullptr, nullptr);
+			hi[t] = price(t, kDensities[di + 1], nullptr, nullptr, nullptr);
+		}
+		for (int t = kGapCount - 2; interpolated && t >= 0; t--)
+			if (same_pages(t)) {
+				lo[t] = lo[t + 1];
+				hi[t] = hi[t + 1];
+			}
+		constexpr int s = kGapCount - 1;
+		for (int t = 0; t < s; t++) {
+			if (!(m.cost[t] > 0.0 && m.cost[s] > 0.0))
+				continue;
+			double mu = std::log(m.cost[s] / m.cost[t]);
+			if (interpolated) {
+				const double a = std::log(lo[s] / lo[t]), b = std::log(hi[s] / hi[t]);
+				if (!(std::isfinite(a) && std::isfinite(b) && std::isfinite(mu))) {
+					m.between[t] = std::nan("");
+					continue;
+				}
+				const double low = std::min(a, b), high = std::max(a, b);
+				mu = std::min(std::max(mu, low), high);
+				m.between[t] = std::sqrt(std::max((high - mu) * (mu - low), 0.0));
+			}
+			m.saving[t] = mu;
+		}
 		return m;
 	}
 	// From the settings, in seq_page_cost units.  Read through, the run's L
@@ -333,18 +387,34 @@ bool saving_within_noise(const CostModel &model, int t)
 	// their ratio its error counts only by the difference of its shares
 	const double s = std::max(model.shared_noise, 0.0) *
 		std::fabs(1 / model.cost[t] - 1 / stock);
-	return std::log(stock / model.cost[t]) <=
-		one_sided_95(model.noise_dof) * std::sqrt(a * a + b * b + s * s);
+	// and between two calibrated densities, how far the interpolation may
+	// be off (not a number: nothing can be told)
+	if (std::isnan(model.between[t]))
+		return true;
+	const double g = std::max(model.between[t], 0.0);
+	return model.saving[t] <=
+		one_sided_95(model.noise_dof) * std::sqrt(a * a + b * b + s * s + g * g);
 }
+
+namespace {
+
+// The index in kGaps of the cheapest threshold whose saving over stock's
+// lies beyond the calibration's noise; stock's where none does.
+int told_index(const CostModel &model)
+{
+	int best = kGapCount - 1;
+	for (int t = kGapCount - 2; t >= 0; t--)
+		if (model.cost[t] < model.cost[best] * (1 - 1e-9) && !saving_within_noise(model, t))
+			best = t;
+	return best;
+}
+
+}  // namespace
 
 std::uint32_t tuned_threshold(const CostModel &model)
 {
-	if (model.source == CostSource::kCalibration) {
-		const int best = cheapest_index(model);
-		if (best < kGapCount - 1 && saving_within_noise(model, best))
-			return kStockThreshold;
-		return kGaps[best];
-	}
+	if (model.source == CostSource::kCalibration)
+		return kGaps[told_index(model)];
 	// From the settings: skip runs of L from the L on which L + 1 sequential
 	// reads cost at least the read after a skip; costs equal within rounding
 	// count as equal (1.1 * 10 is 11.000000000000002 in binary).
@@ -360,8 +430,8 @@ double estimated_cost(const CostModel &model, const Calibration *calibration,
 {
 	if (model.source == CostSource::kCalibration && calibration != nullptr) {
 		double start, rest;
-		calibrated_reads(model, *calibration, threshold, pages_scanned, read_through, &start,
-						 &rest, nullptr, nullptr);
+		calibrated_reads(model, *calibration, threshold, pages_scanned, read_through,
+						 model.run_density, &start, &rest, nullptr, nullptr);
 		const double through = static_cast<double>(read_through);
 		const double needed = pages_scanned > read_through ?
 			static_cast<double>(pages_scanned - read_through) : 0.0;
@@ -417,27 +487,29 @@ void explain(const Decision &d, const RelationInputs &in, std::uint32_t t,
 			m.start_share * 100, kStartPages,
 			m.cost[0] / 1000, m.cost[1] / 1000, m.cost[2] / 1000, m.cost[3] / 1000,
 			m.cost[4] / 1000, m.cost[5] / 1000, delay, t);
-		// 32 although a lower threshold priced cheaper: say why
+		// not the threshold priced cheapest: say why
 		const int c = cheapest_index(m);
-		const bool kept = c < kGapCount - 1 && t == kStockThreshold && n > 0 &&
-			static_cast<std::size_t>(n) < size;
-		if (kept && m.noise_dof < 1)
+		const bool passed = t != kGaps[c] && n > 0 && static_cast<std::size_t>(n) < size;
+		const char *as = t == kStockThreshold ? ", as in stock PostgreSQL" : "";
+		if (passed && m.noise_dof < 1)
 			n += std::snprintf(
 				out + n, size - n,
-				", as in stock PostgreSQL: %u would cost %.2g%% less, but the calibration "
-				"read its patterns only once, which cannot show how far its figures may "
-				"be off (calibrate for longer)",
-				kGaps[c], 100 * (1 - m.cost[c] / m.cost[kGapCount - 1]));
-		else if (kept)
+				"%s: %u would cost %.2g%% less, but the calibration read its patterns only "
+				"once, which cannot show how far its figures may be off (calibrate for "
+				"longer)",
+				as, kGaps[c], 100 * (1 - m.cost[c] / m.cost[kGapCount - 1]));
+		else if (passed)
 			n += std::snprintf(
 				out + n, size - n,
-				", as in stock PostgreSQL: %u would cost %.2g%% less, within the "
-				"calibration's noise (%.2g%% and %.2g%% on the parts of the two costs that "
-				"differ, %.2g%% on their ratio from the part they share)",
-				kGaps[c], 100 * (1 - m.cost[c] / m.cost[kGapCount - 1]),
+				"%s: %u would cost %.2g%% less than 32, within the calibration's noise "
+				"(%.2g%% and %.2g%% on the parts of the two costs that differ, %.2g%% on "
+				"their ratio from the part they share, %.2g%% from pricing it between two "
+				"calibrated densities)",
+				as, kGaps[c], 100 * (1 - m.cost[c] / m.cost[kGapCount - 1]),
 				100 * m.noise[c], 100 * m.noise[kGapCount - 1],
 				100 * m.shared_noise *
-					std::fabs(1 / m.cost[c] - 1 / m.cost[kGapCount - 1]));
+					std::fabs(1 / m.cost[c] - 1 / m.cost[kGapCount - 1]),
+				100 * m.between[c]);
 	} else if (!(in.storage.seq_page_cost > 0.0))
 		n = std::snprintf(out, size,
 						  "autotuned: seq_page_cost %.3g is not positive (reading is "

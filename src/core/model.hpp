@@ -174,6 +174,20 @@ struct CostModel {
 	double noise[kGapCount];
 	double shared_noise;
 	int noise_dof;
+	// The saving over stock's threshold a saving's test judges,
+	// ln(cost[32] / cost[t]), and how far it may be off because the map is
+	// priced between two calibrated densities, run_density's neighbours,
+	// whose figures it interpolates.  That logarithm priced with either
+	// neighbour's figures, m and M, is taken to bound it: where the
+	// interpolated one lies outside [m, M] (each cost is a sum of parts
+	// interpolated each on its own), saving[t] is the nearer of the two;
+	// otherwise it is taken for the saving's mean μ, and the most a
+	// quantity within [m, M] with mean μ can spread, as a standard
+	// deviation, is between[t] = sqrt((M - μ)(μ - m)) (the Bhatia-Davis
+	// inequality).  between[t] is 0 at a calibrated density and beyond the
+	// ends, and not a number where a bound is not (nothing can be told).
+	double saving[kGapCount];
+	double between[kGapCount];
 	// vacuum_read_concurrency(): reported, and part of what a calibration
 	// measured.
 	int concurrency;
@@ -262,22 +276,24 @@ double one_sided_95(int dof);
 std::uint32_t cheapest_threshold(const CostModel &model);
 
 // Whether the calibrated saving of threshold kGaps[t] over stock's is within
-// the calibration's noise: the logarithm of cost(32) / cost(t) at most
-// one_sided_95(noise_dof) times the noise of that difference,
-// sqrt(noise[t]^2 + noise[32]^2 + s^2), where s = shared_noise *
-// |1/cost(t) - 1/cost(32)|: an error of the part both costs share moves
-// the two alike and their ratio only by that much.  Where the noise rests
-// on no degrees of freedom (a calibration of one round, which cannot show
-// a spread), every saving counts as within it: Student's t has no quantile
-// there.
+// the calibration's noise: saving[t], the logarithm of cost(32) / cost(t)
+// (between two calibrated densities within its neighbours' bounds), at
+// most one_sided_95(noise_dof) times the noise of that difference,
+// sqrt(noise[t]^2 + noise[32]^2 + s^2 + between[t]^2), where s =
+// shared_noise * |1/cost(t) - 1/cost(32)|: an error of the part both costs
+// share moves the two alike and their ratio only by that much.  Where the
+// noise rests on no degrees of freedom (a calibration of one round, which
+// cannot show a spread), or between[t] is not a number, every saving
+// counts as within it: Student's t has no quantile there.
 bool saving_within_noise(const CostModel &model, int t);
 
 // The all-frozen threshold the model chooses, in 1..kStockThreshold so that
 // vacskip never reads more than stock.  From the settings: the shortest run
 // L for which reading it through (L + 1 pages in sequence) costs at least
 // as much as the page after it costs after a skip.  From a calibration:
-// cheapest_threshold(), unless its saving over stock's 32 is within the
-// calibration's noise: then 32, as without vacskip.
+// the cheapest threshold whose saving over stock's 32 is not within the
+// calibration's noise (saving_within_noise()); 32, as without vacskip,
+// where none is.
 std::uint32_t tuned_threshold(const CostModel &model);
 
 // The model's cost of a VACUUM that reads `pages_scanned` pages, of which

@@ -417,6 +417,106 @@ void test_noise_by_density()
 	check(falls, "the quantile never rises with the degrees of freedom, stays above 1.645");
 }
 
+// Between two calibrated densities the figures are interpolated; where
+// they switch between the two (the kernel's readahead keeping ahead of the
+// skips at one and not at the other), the saving's logarithm priced with
+// either neighbour's figures bounds it.
+void test_between_densities()
+{
+	const StorageInputs in = default_storage(18);
+	Calibration c = flat(200);
+	c.noise_dof = 1000;   // t = 1.646; every noise 0
+	// 4 costs 50 per page to read at 1/33 and 100 at 1/17, 32 100 at both:
+	// 4 saves ln 2 at 1/33, nothing at 1/17
+	for (int d = 0; d < kDensityCount; d++)
+		c.read_us[d][kGapCount - 1] = 100;
+	c.read_us[2][2] = 50;
+	c.read_us[3][2] = 100;
+	// runs of one page to read, d = runs / skippable halfway between 1/33
+	// and 1/17 in the logarithms (sqrt(33 * 17) = 23.69 skippable pages
+	// per run): 4 priced at sqrt(50 * 100) = 70.7, a saving of ln 2 / 2
+	MapCounts map{};
+	map.rel_pages = 24690;
+	map.needed = map.io_runs[0] = 1000;
+	for (int t = 1; t < kGapCount; t++)
+		map.io_runs[t] = 1000 - 10 * t;
+	for (int t = 0; t < kGapCount; t++)
+		map.read_through[t] = 0;
+	const double mid = std::log(2.0) / 2;
+	const CostModel m = cost_model(in, both(c), 0, &map);
+	check(near(m.run_density, 1 / std::sqrt(33.0 * 17), 1e-4) &&
+			  near(std::log(m.cost[5] / m.cost[2]), mid, 1e-3),
+		  "halfway: 4 saves ln 2 / 2");
+	// bounds 0 and ln 2, mean ln 2 / 2: sqrt((ln 2 - ln 2 / 2)(ln 2 / 2 - 0))
+	check(near(m.between[2], mid, 1e-3) && m.between[5] == 0.0,
+		  "between 1/33 and 1/17: spread ln 2 / 2 on 4's saving, none on 32's");
+	// no measured noise, but 1.646 * 0.347 > 0.347: 32
+	check(cheapest_threshold(m) == 4 && auto_threshold(in, both(c), 0, &map) == 32,
+		  "the figures switch between the neighbours: 32");
+	RelationInputs r;
+	r.storage = in;
+	r.calibration = both(c);
+	r.map = &map;
+	check(std::string(decide(kThresholdAutotune, r).reason).find(
+			  "35% from pricing it between two calibrated densities") != std::string::npos,
+		  "the reason gives the spread between the densities");
+	// a threshold that saves at both neighbours alike: 8 at 80, ln 1.25
+	// = 0.22 at no spread, beyond the noise where 4's ln 2 / 2 is not
+	for (int d = 0; d < kDensityCount; d++)
+		c.read_us[d][3] = 80;
+	r.calibration = both(c);
+	const Decision other = decide(kThresholdAutotune, r);
+	check(other.thresholds.all_frozen == 8 &&
+			  std::string(other.reason).find(
+				  "skipped: 4 would cost 29% less than 32, within the calibration's noise") !=
+				  std::string::npos,
+		  "the cheapest whose saving can be told: 8, and the reason says why not 4");
+	for (int d = 0; d < kDensityCount; d++)
+		c.read_us[d][3] = 200;
+	// neighbours that agree: 4 saves ln 2 at 1/33 and ln (100 / 60) at
+	// 1/17; mean 0.602, spread sqrt(0.091 * 0.091) = 0.091, 1.646 * 0.091
+	// = 0.150 < 0.602: 4
+	c.read_us[3][2] = 60;
+	const CostModel agree = cost_model(in, both(c), 0, &map);
+	check(near(agree.between[2], 0.0911, 1e-3) && auto_threshold(in, both(c), 0, &map) == 4,
+		  "the neighbours agree: 4");
+	// each cost a sum of parts interpolated each on its own: half the
+	// pages among a file's first (4,096 pages), whose figures for 4 go from
+	// 1,000 at 1/33 to 10 at 1/17 while the rest's go from 10 to 1,000; 32
+	// 200 everywhere.  At either neighbour 4 costs 505 per page to read,
+	// ln (200 / 505) = -0.93; interpolated, 100 and 100: ln 2.  Bounded by
+	// its neighbours the saving is -0.93: 32
+	{
+		Calibration h = flat(2000);
+		h.noise_dof = 1000;
+		for (int d = 0; d < kDensityCount; d++)
+			h.read_us[d][kGapCount - 1] = h.start_read_us[d][kGapCount - 1] = 200;
+		h.start_read_us[2][2] = 1000;
+		h.start_read_us[3][2] = 10;
+		h.read_us[2][2] = 10;
+		h.read_us[3][2] = 1000;
+		MapCounts half{};
+		half.rel_pages = 4096;
+		half.needed = half.io_runs[0] = 166;   // 3,930 skippable: d = 0.0422
+		for (int t = 1; t < kGapCount; t++)
+			half.io_runs[t] = 166 - t;
+		const CostModel hm = cost_model(in, &h, 0, &half);
+		check(near(hm.start_share, 0.5) &&
+				  near(std::log(hm.cost[5] / hm.cost[2]), std::log(2.0), 1e-2) &&
+				  near(hm.saving[2], std::log(200.0 / 505), 1e-3) && hm.between[2] == 0.0 &&
+				  auto_threshold(in, &h, 0, &half) == 32,
+			  "interpolated outside its neighbours' bounds: the nearer bound, a loss: 32");
+	}
+	// at a calibrated density nothing is interpolated: 1/33 (33,000
+	// skippable pages in 1,000 runs), 4 saves ln 2 at no noise
+	c.read_us[3][2] = 100;
+	map.rel_pages = 34000;
+	const CostModel at = cost_model(in, both(c), 0, &map);
+	check(near(at.run_density, 1.0 / 33, 1e-9) && at.between[2] == 0.0 &&
+			  auto_threshold(in, both(c), 0, &map) == 4,
+		  "at 1/33 itself: no spread, 4");
+}
+
 void test_model_noise()
 {
 	// 4 priced 5 % below 32 (log 1/0.95 = 0.051): a saving beyond noise of
@@ -533,9 +633,12 @@ void test_model_noise()
 	cr.calibration = both(c);
 	cr.map = &clustered;
 	const Decision kept = decide(kThresholdAutotune, cr);
+	// (d = 1/180 lies below the first calibrated density: priced at its
+	// figures, nothing interpolated)
 	check(std::string(kept.reason).find("(0% and 0% on the parts of the two costs that "
 										"differ, 1.8% on their ratio from the part they "
-										"share)") != std::string::npos,
+										"share, 0% from pricing it between two calibrated "
+										"densities)") != std::string::npos,
 		  "the reason gives the shared part's noise on the ratio");
 	c.read_noise[kDensityCount - 1] = c.start_read_noise[kDensityCount - 1] = 0.5;
 	check(auto_threshold(in, both(c), 0, &clustered) == 4,
@@ -1373,6 +1476,7 @@ int main()
 	test_model_calibrated();
 	test_model_runs();
 	test_model_noise();
+	test_between_densities();
 	test_read_noise();
 	test_density_figures();
 	test_student_t();
