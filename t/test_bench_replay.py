@@ -137,6 +137,19 @@ def test_transcription_chooses_what_revision_25_chose():
     assert agree["revision 24"] < compared and agree["current"] < compared
 
 
+def test_transcription_chooses_what_revision_26_chose():
+    """On the default run of revision 26 under the delay the current model
+    chooses what the run's autotuner chose; revision 25 otherwise on one
+    repetition (15.18 buffered latency-bound uniform 1e-3: 4 where
+    revision 26, which could not tell 4's saving from the interpolation's
+    spread, took 8)."""
+    run = RESULTS / "2026-12-07-vm-2c24g-default-delay-rev26"
+    out, left_out, agree, compared = replay.replay(run)
+    assert not left_out and len(out["current"]) == 56
+    assert compared >= 56 * 3 and agree["current"] == compared
+    assert agree["revision 25"] == compared - 1
+
+
 def test_between_densities_keeps_32_where_the_figures_switch():
     """The row revision 25 read slower than stock (15.18, buffered reads,
     the latency profile, uniform 2.5e-4): its maps (d = 0.0234 to 0.0237)
