@@ -356,13 +356,16 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 
 namespace {
 
-// The index in kGaps of the cheapest threshold; from the stock threshold
-// down, so that a tie keeps the larger one (the one closer to stock).
-int cheapest_index(const CostModel &model)
+// The index in kGaps of the cheapest threshold (told: of those whose
+// saving over stock's lies beyond the calibration's noise, stock's where
+// none does); from the stock threshold down, so that a tie keeps the
+// larger one (the one closer to stock).
+int cheapest_index(const CostModel &model, bool told = false)
 {
 	int best = kGapCount - 1;
 	for (int t = kGapCount - 2; t >= 0; t--)
-		if (model.cost[t] < model.cost[best] * (1 - 1e-9))
+		if (model.cost[t] < model.cost[best] * (1 - 1e-9) &&
+			!(told && saving_within_noise(model, t)))
 			best = t;
 	return best;
 }
@@ -396,25 +399,10 @@ bool saving_within_noise(const CostModel &model, int t)
 		one_sided_95(model.noise_dof) * std::sqrt(a * a + b * b + s * s + g * g);
 }
 
-namespace {
-
-// The index in kGaps of the cheapest threshold whose saving over stock's
-// lies beyond the calibration's noise; stock's where none does.
-int told_index(const CostModel &model)
-{
-	int best = kGapCount - 1;
-	for (int t = kGapCount - 2; t >= 0; t--)
-		if (model.cost[t] < model.cost[best] * (1 - 1e-9) && !saving_within_noise(model, t))
-			best = t;
-	return best;
-}
-
-}  // namespace
-
 std::uint32_t tuned_threshold(const CostModel &model)
 {
 	if (model.source == CostSource::kCalibration)
-		return kGaps[told_index(model)];
+		return kGaps[cheapest_index(model, true)];
 	// From the settings: skip runs of L from the L on which L + 1 sequential
 	// reads cost at least the read after a skip; costs equal within rounding
 	// count as equal (1.1 * 10 is 11.000000000000002 in binary).
