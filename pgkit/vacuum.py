@@ -96,3 +96,14 @@ def timed_vacuum_verbose(conn, table):
 def relfrozenxid(conn, name="t"):
     return conn.execute("SELECT relfrozenxid::text::bigint FROM pg_class "
                         "WHERE oid = %s::regclass", (name,)).fetchone()[0]
+
+
+def relation_buffers(conn, name="t"):
+    """(hits, reads) of the relation's own buffers, all its forks, as the
+    cumulative statistics count them so far (pg_statio_all_tables).  This
+    backend's counts are flushed first: pg_stat_force_next_flush() makes the
+    next return to idle, before the next statement, flush them."""
+    conn.execute("SELECT pg_stat_force_next_flush()")
+    return tuple(conn.execute(
+        "SELECT heap_blks_hit, heap_blks_read FROM pg_statio_all_tables "
+        "WHERE relid = %s::regclass", (name,)).fetchone())

@@ -8,7 +8,8 @@ vacuum_model.py.
 import pytest
 
 from pgkit.tables import make_mixed_table, make_pattern_table, visibility_map
-from pgkit.vacuum import normalize, parse_report, relfrozenxid, vacuum_verbose
+from pgkit.vacuum import (normalize, parse_report, relation_buffers, relfrozenxid,
+                          vacuum_verbose)
 from vacuum_model import STOCK_THRESHOLD, predict
 
 PAGES, EVERY = 1000, 10
@@ -120,8 +121,11 @@ def test_a_page_read_through_costs_a_miss_and_a_hit(node):
     shared buffers since VACUUM recorded the first page's free space in
     it, where it records this page's.  The same table at 1 and at 32,
     each VACUUM after a restart (shared buffers empty): 32 reads through
-    the runs of 9, and nothing more."""
-    used = {}
+    the runs of 9, and nothing more.  Hits and misses are the table's own
+    (all forks): VACUUM VERBOSE's buffer usage also counts the catalog
+    lookups of the backend, whose number varies by a few from one run of
+    the same steps to the next."""
+    used, own = {}, {}
     for threshold in (1, 32):
         with node.connect() as conn:
             conn.execute("DROP TABLE IF EXISTS t")
@@ -131,15 +135,16 @@ def test_a_page_read_through_costs_a_miss_and_a_hit(node):
         node.start()
         with node.connect() as conn:
             conn.execute(f"SET vacskip.threshold = {threshold}")
+            before = relation_buffers(conn)
             used[threshold] = parse_report(vacuum_verbose(conn))
+            own[threshold] = [a - b for a, b in zip(relation_buffers(conn), before)]
     through = used[32].scanned - used[1].scanned
     assert through == closed_form(32) - closed_form(1) > 0
-    (hits_32, misses_32, dirtied_32), (hits_1, misses_1, dirtied_1) = \
-        used[32].buffers, used[1].buffers
+    (hits_32, misses_32), (hits_1, misses_1) = own[32], own[1]
     assert misses_32 - misses_1 == through
     assert hits_32 - hits_1 == through
     # reading through dirties nothing
-    assert dirtied_32 == dirtied_1
+    assert used[32].buffers[2] == used[1].buffers[2]
 
 
 def test_parse_report_buffer_usage():
