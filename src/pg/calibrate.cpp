@@ -993,11 +993,17 @@ measure(Relation io, Relation cpu, Relation fill, double seconds, instr_time sta
 	// table's VACUUMs, and shows in the noise.  With buffered
 	// reads every pattern's first 2 * split pages are read whatever the
 	// time, most of a round's reads: there the share is a target, and on
-	// slow storage the first round takes longer.
+	// slow storage the first round takes longer.  So the first round reads
+	// the densities from the densest down: the densest hold the most pages
+	// to read in that part, and what they take beyond their shares comes
+	// off the shares of the patterns after them, which can stop sooner,
+	// rather than adding to the round once its time is spent (and with it
+	// to every later round, which reads as much).
 	const double setup_us = elapsed_us(start);
 	const double first_end_us =
 		setup_us + std::max(budget_us - setup_us, 0.0) / kRoundsLeftFor;
 	double		first_round_us = 0;
+	double		round_start_us = setup_us;
 
 	for (bool more = true; more && rounds < vacskip::kMaxRounds; )
 	{
@@ -1005,7 +1011,10 @@ measure(Relation io, Relation cpu, Relation fill, double seconds, instr_time sta
 		{
 			// a density's patterns one after the other, the densities and
 			// the thresholds within each in an order that rotates by round
-			const int	d = (j / vacskip::kGapCount + rounds) % vacskip::kDensityCount;
+			// (the first round's densities from the densest down)
+			const int	d = rounds == 0 ?
+				vacskip::kDensityCount - 1 - j / vacskip::kGapCount :
+				(j / vacskip::kGapCount + rounds) % vacskip::kDensityCount;
 			const int	k = d * vacskip::kGapCount +
 				(j % vacskip::kGapCount + rounds) % vacskip::kGapCount;
 			const double now_us = elapsed_us(start);
@@ -1046,8 +1055,19 @@ measure(Relation io, Relation cpu, Relation fill, double seconds, instr_time sta
 					extent[k] += (blocks[i] & kNeededBit) && (blocks[i] & ~kNeededBit) >= split;
 			}
 		}
+		const double round_end_us = elapsed_us(start);
+
 		if (rounds == 0)
-			first_round_us = elapsed_us(start) - setup_us;
+			first_round_us = round_end_us - setup_us;
+		// how long each round took against the first's aim, for whoever
+		// wants to know why a calibration read fewer rounds than it aimed at
+		ereport(DEBUG1,
+				(errmsg_internal("vacskip.calibrate(): round %d %s in %.2f s, the first round "
+								 "aiming at %.2f s",
+								 rounds + 1, more ? "read" : "cut short by the time",
+								 (round_end_us - round_start_us) / 1e6,
+								 (first_end_us - setup_us) / 1e6)));
+		round_start_us = round_end_us;
 		if (more)
 			rounds++;
 		more = more && elapsed_us(start) < budget_us;
