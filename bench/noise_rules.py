@@ -285,7 +285,7 @@ def judge(paths, rules):
             for name, rule in rules.items():
                 c = with_rule(cal, rule)
                 res[name].append((path, row, *replay.judge_choices(
-                    cols, {rep: replay.choose_current(c, m, work, delay=sum(delay))
+                    cols, {rep: replay.choose_current(c, m, work, delay=sum(delay[:2]))
                            for rep, m in maps.items()})))
     return res
 

@@ -21,7 +21,15 @@ models on the same runs are paired by construction.  The models:
               each page to read sleeping vacuum_cost_page_dirty's points
               more (revision 25); between two calibrated densities the
               noise counts how far the interpolation may be off
-              (revision 26, between())
+              (revision 26, between()); where the reads go on while
+              VACUUM sleeps (18, io_method worker or io_uring, one read
+              issued ahead or more) a threshold costs its work, its reading
+              and its sleeping less what its naps hide, each nap the reads
+              issued before it, maintenance_io_concurrency of them at most
+              (revision 27, hiding(); on runs whose notes keep no delay
+              settings, revision 26's rule)
+  revision 26 the same, the longer of the reading and the sleeping where
+              two reads are in flight or more, the sum elsewhere
   revision 25 the same, the interpolation taken as exact
   revision 24 the same, the sleep added to the reading everywhere
   revision 23 the same, the delay priced with vacuum_cost_page_miss alone
@@ -67,6 +75,7 @@ import sys
 from pathlib import Path
 
 from bench.vacbench import stats, store, workloads
+from bench.replay_delay import delay_parts, hiding, overlapping
 
 GAPS = (1, 2, 4, 8, 16, 32)
 ONE_SIDED_95 = 1.645     # revision 11's quantile, the normal's
@@ -158,8 +167,15 @@ def cost_current(cal, m, work, noise=None, shared=None, delay=0.0, overlap=None,
     each page read through VACUUM's work on it and `delay`, the cost-based
     delay's sleep (a setting's meaning, no noise); with `overlap`, the
     sleep per page to read, the work and the longer of the reading and
-    the sleeping, the reading's noise only where the sleep does not cover
-    it;
+    the sleeping (revisions 25 and 26), the reading's noise only where the
+    sleep does not cover it; where `overlap` is a tuple (the sleep per page
+    to read, the length of a nap in µs, the reads issued ahead, the pages
+    a read holds at most: revision 27, hiding()), the work, the reading
+    and the sleeping less what the naps hide, each the reads issued ahead
+    at the reading's time per read, the reads counted as at most one more
+    per run than its pages over the pages a read holds (model.cpp's
+    hidden_by_sleep() and reads_at_most()), the reading's noise only where
+    the naps do not hide it;
     thresholds that read the same pages cost the same.  `noise`, a list,
     gets each cost's noise: its parts' figures' noise weighted by their
     shares of it, the pages read on in a stream left out; `shared`, a
@@ -192,7 +208,16 @@ def cost_current(cal, m, work, noise=None, shared=None, delay=0.0, overlap=None,
         work_cost = m["read_through"][i] * work
         read = start + (1 - f) * reads(g, False)
         c = read + work_cost + m["read_through"][i] * delay
-        if overlap is not None:
+        if isinstance(overlap, tuple):
+            per_needed, nap, ahead, combine = overlap
+            sleep = m["needed"] * per_needed + m["read_through"][i] * delay
+            ios = m["io_runs"][i] + (m["needed"] + m["read_through"][i]) / combine
+            hidden = (min(sleep, read, sleep / nap * ahead * read / ios)
+                      if read > 0 and sleep > 0 and ios > 0 else 0.0)
+            c = work_cost + read + sleep - hidden
+            kept.append((read - hidden) / read if read > 0 else 0.0)
+            spread *= kept[-1]
+        elif overlap is not None:
             sleep = m["needed"] * overlap + m["read_through"][i] * delay
             c = work_cost + max(read, sleep)
             kept.append(max(read - sleep, 0.0) / read if read > 0 else 0.0)
@@ -253,7 +278,8 @@ def choose_current(cal, m, work, whole=False, delay=0.0, overlap=None, spread=Tr
     difference of shares only.  `whole`: revisions 12 to 19, which counted
     that part's noise in each cost as if it were its own.  `delay`: the
     cost-based delay's sleep per page read through; `overlap`, its sleep
-    per page to read where the reads go on while VACUUM sleeps; `spread`
+    per page to read where the reads go on while VACUUM sleeps (or
+    revision 27's tuple, cost_current()); `spread`
     (revision 26): the interpolation's spread between two calibrated
     densities counted, and where the cheapest threshold's saving cannot
     be told from the noise, the cheapest whose saving can be."""
@@ -303,6 +329,8 @@ def choose_revision8(cal, m, work, delay=(0.0, 0.0)):
 # (each model called as model(cal, m, work, delay), delay as delay_parts()
 # gives it; the revisions before 23 priced no delay)
 MODELS = {"current": lambda cal, m, work, delay: choose_current(
+              cal, m, work, delay=sum(delay[:2]), overlap=hiding(delay) or overlapping(delay)),
+          "revision 26": lambda cal, m, work, delay: choose_current(
               cal, m, work, delay=sum(delay[:2]), overlap=overlapping(delay)),
           "revision 25": lambda cal, m, work, delay: choose_current(
               cal, m, work, delay=sum(delay[:2]), overlap=overlapping(delay), spread=False),
@@ -355,37 +383,6 @@ def load(path):
                    float(r["frac"]))
             cells.setdefault(row, {}).setdefault(r["threshold"], {})[int(r["rep"])] = r
     return calib, cells
-
-
-def delay_parts(note, explained):
-    """The cost-based delay's sleep, µs: (a page read in, its
-    vacuum_cost_page_miss points; the free space map's page, its
-    vacuum_cost_page_hit points; a page dirtied, vacuum_cost_page_dirty's;
-    whether the reads go on while VACUUM sleeps, two or more in flight,
-    explain_threshold()'s concurrency_used).  From the settings the note
-    keeps (cost_delay, a manual VACUUM's in the session) where it has them,
-    vacuum_cost_page_dirty at PostgreSQL's default where it does not (the
-    notes of runs from before 2026-12-06 21:41 UTC; the benchmark sets
-    none); else from explain_threshold()'s cost_delay_per_page, which
-    revision 23 priced with the miss alone, the others at PostgreSQL's
-    defaults (hit half the miss, dirty ten times); no sleep where the note
-    has neither (runs from before revision 23, which slept none)."""
-    ahead = (explained.get("concurrency_used") or 1) >= 2
-    s = note.get("cost_delay")
-    if s is not None:
-        if not (s["vacuum_cost_delay"] > 0 and s["vacuum_cost_limit"] > 0):
-            return 0.0, 0.0, 0.0, ahead
-        point = 1000.0 * s["vacuum_cost_delay"] / s["vacuum_cost_limit"]
-        return (point * s["vacuum_cost_page_miss"], point * s["vacuum_cost_page_hit"],
-                point * s.get("vacuum_cost_page_dirty", 20), ahead)
-    miss = explained.get("cost_delay_per_page") or 0.0
-    return miss, miss / 2.0, miss * 10.0, ahead
-
-
-def overlapping(delay):
-    """Revision 25's sleep per page to read where the reads go on while
-    VACUUM sleeps (a delay_parts() tuple), None elsewhere."""
-    return sum(delay[:3]) if delay[3] and sum(delay[:2]) > 0 else None
 
 
 def row_maps(calib, row, cols):
@@ -476,7 +473,7 @@ def main(argv=None):
     print("Per model: geometric mean over the rows of time / the row's best fixed "
           "threshold, and (in brackets) the rows above stock's time beyond noise, "
           "paired by repetition.\n")
-    told = ("current", "revision 25", "revision 19")
+    told = ("current", "revision 26", "revision 19")
     print(f"| run | rows | {' | '.join(names)} | left out | "
           f"the run's autotuner: = {', = '.join(told)} |")
     print("|---" * (len(names) + 4) + "|")

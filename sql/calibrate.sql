@@ -115,13 +115,17 @@ FROM vacskip.explain_threshold('vs_c');
 -- space map's page it records the page's free space in, and each point of
 -- that sleeps vacuum_cost_delay / vacuum_cost_limit; calibrated, every page
 -- a threshold reads through costs that much more.  Where VACUUM's reads go
--- on while it sleeps (18, two reads in flight or more: concurrency_used),
--- a threshold costs instead its work on the pages it reads through (the
--- calibration's cpu_page_us + cpu_tuple_us per tuple) and the longer of
--- its reading (its cost without the delay, less that work) and its
--- sleeping: that sleep for every page read through, and for every page it
--- must read vacuum_cost_page_dirty points more (the page dirtied).
--- explain_threshold() gives a manual VACUUM's in this session.
+-- on while it sleeps (18, io_method worker or io_uring), a threshold costs
+-- instead its work on the pages it reads through (the calibration's
+-- cpu_page_us + cpu_tuple_us per tuple), its reading (its cost without the
+-- delay, less that work) and its sleeping (that sleep for every page read
+-- through, and for every page it must read vacuum_cost_page_dirty points
+-- more, the page dirtied), less what its naps hide: each nap of
+-- vacuum_cost_delay at least, sleep / vacuum_cost_delay of them, hides
+-- maintenance_io_concurrency reads at most, a read taking the reading over
+-- its reads, io_runs + pages_scanned / io_combine_limit at most; in all no
+-- more than the sleep or the reading.  explain_threshold() gives a manual
+-- VACUUM's in this session.
 CREATE TABLE vs_d (id int, pad text) WITH (autovacuum_enabled = off, fillfactor = 50);
 INSERT INTO vs_d SELECT g, repeat('x', 900) FROM generate_series(1, 4000) g;
 VACUUM (FREEZE) vs_d;
@@ -129,15 +133,17 @@ UPDATE vs_d SET id = -id WHERE ctid = ANY (ARRAY(
   SELECT format('(%s,1)', p)::tid FROM generate_series(0, 999, 10) p));
 CREATE TEMP TABLE vs_nodelay AS
   SELECT costs, cost_delay_per_page FROM vacskip.explain_threshold('vs_d');
-SET vacuum_cost_delay = 2;
-SELECT n.cost_delay_per_page AS off, e.cost_delay_per_page AS at_2ms,
+-- Each threshold's cost, from the one without the delay (its work, the
+-- calibration's cpu_page_us + cpu_tuple_us per tuple on the pages read
+-- through, and its reading): priced, and whether the naps hide all the
+-- sleep or the reading covers at every threshold (the longer of the two;
+-- where the reads do not go on while VACUUM sleeps, nothing to hide).
+CREATE TEMP VIEW vs_delayed AS
+SELECT n.cost_delay_per_page AS off, e.cost_delay_per_page AS at_delay,
        (SELECT sum(s.pages_read_through) > 0 AND
                bool_and(abs(u.ce - CASE
-                 WHEN e.concurrency_used >= 2
-                 THEN w.work + greatest(u.cn - w.work,
-                   (s.pages_scanned - s.pages_read_through) * e.cost_delay_per_page *
-                     (p.miss + p.hit + p.dirty) / (p.miss + p.hit) +
-                   s.pages_read_through * e.cost_delay_per_page)
+                 WHEN e.io_method IN ('worker', 'io_uring')
+                 THEN w.work + r.reading + z.sleep - h.hidden
                  ELSE u.cn + s.pages_read_through * e.cost_delay_per_page END)
                         <= 1e-9 * u.ce)
         FROM unnest(e.costs, n.costs, ARRAY[1, 2, 4, 8, 16, 32]) AS u(ce, cn, g)
@@ -147,9 +153,50 @@ SELECT n.cost_delay_per_page AS off, e.cost_delay_per_page AS at_2ms,
                  FROM vs_measured m) w,
         LATERAL (SELECT current_setting('vacuum_cost_page_miss')::float8 AS miss,
                         current_setting('vacuum_cost_page_hit')::float8 AS hit,
+                        current_setting('vacuum_cost_page_dirty')::float8 AS dirty) p,
+        LATERAL (SELECT u.cn - w.work AS reading) r,
+        LATERAL (SELECT (s.pages_scanned - s.pages_read_through) * e.cost_delay_per_page *
+                          (p.miss + p.hit + p.dirty) / (p.miss + p.hit) +
+                        s.pages_read_through * e.cost_delay_per_page AS sleep) z,
+        LATERAL (SELECT least(z.sleep, r.reading,
+                              z.sleep / (1000 * (SELECT setting::float8 FROM pg_settings
+                                                 WHERE name = 'vacuum_cost_delay')) *
+                              current_setting('maintenance_io_concurrency')::float8 *
+                              r.reading / (s.io_runs + s.pages_scanned /
+                                e.io_combine_limit::float8))
+                          AS hidden) h)
+         AS priced,
+       (SELECT e.io_method IS NULL OR e.io_method NOT IN ('worker', 'io_uring') OR
+               bool_and(abs(u.ce - (w.work + greatest(u.cn - w.work,
+                 (s.pages_scanned - s.pages_read_through) * e.cost_delay_per_page *
+                   (p.miss + p.hit + p.dirty) / (p.miss + p.hit) +
+                 s.pages_read_through * e.cost_delay_per_page))) <= 1e-9 * u.ce)
+        FROM unnest(e.costs, n.costs, ARRAY[1, 2, 4, 8, 16, 32]) AS u(ce, cn, g)
+        JOIN vacskip.simulate('vs_d') s ON s.threshold = u.g,
+        LATERAL (SELECT s.pages_read_through *
+                        (m.cpu_page_us + m.cpu_tuple_us * e.tuples_per_page) AS work
+                 FROM vs_measured m) w,
+        LATERAL (SELECT current_setting('vacuum_cost_page_miss')::float8 AS miss,
+                        current_setting('vacuum_cost_page_hit')::float8 AS hit,
                         current_setting('vacuum_cost_page_dirty')::float8 AS dirty) p)
-         AS priced
+         AS naps_hide_all
 FROM vacskip.explain_threshold('vs_d') e, vs_nodelay n;
+-- 16 reads issued ahead (18's default): at autovacuum's delay the naps'
+-- reads outnumber any threshold's, and the naps hide all the sleep or the
+-- reading covers (the longer of the two)
+SET vacuum_cost_delay = 2;
+SELECT off, at_delay, priced, naps_hide_all FROM vs_delayed
+WHERE current_setting('server_version_num')::int < 180000
+   OR current_setting('maintenance_io_concurrency')::int = 16;
+-- three issued ahead (three performed at once by the I/O workers, as with
+-- 16: the calibration still holds): each nap hides three reads at most,
+-- less than the reading its sleep could cover where the pages to read lie
+-- apart (18); before 18 the sleep adds to the reading
+SET maintenance_io_concurrency = 3;
+SELECT off, at_delay, priced,
+       naps_hide_all = (current_setting('server_version_num')::int < 180000) AS as_expected
+FROM vs_delayed;
+RESET maintenance_io_concurrency;
 SET vacuum_cost_limit = 400;
 SELECT cost_delay_per_page FROM vacskip.explain_threshold('vs_d');
 SET vacuum_cost_page_miss = 10;
@@ -161,6 +208,7 @@ SELECT cost_delay_per_page FROM vacskip.explain_threshold('vs_d');
 RESET vacuum_cost_limit;
 RESET vacuum_cost_page_miss;
 RESET vacuum_cost_page_hit;
+DROP VIEW vs_delayed;
 DROP TABLE vs_d, vs_nodelay, vs_measured;
 -- another read concurrency is another I/O path (18): the calibration is
 -- kept but not used

@@ -206,12 +206,27 @@ double cost_delay_us(double delay_ms, int cost_limit, int page_miss, int page_hi
 	return 1000.0 * delay_ms * points / cost_limit;
 }
 
+double hidden_by_sleep(const CostModel &model, double reads, double sleep, double ios)
+{
+	if (!model.sleep_overlaps || !(reads > 0.0 && sleep > 0.0 && ios > 0.0))
+		return 0.0;
+	const double per_nap = model.reads_ahead * reads / ios;
+	return std::min({sleep, reads, sleep / model.nap * per_nap});
+}
+
+double reads_at_most(const CostModel &model, double pages_scanned, double io_runs)
+{
+	return io_runs + pages_scanned / std::max(model.io_combine, 1.0);
+}
+
 CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 					 double tuples_per_page, const MapCounts *map, double delay_page,
-					 double delay_needed)
+					 double delay_needed, double delay_nap)
 {
 	CostModel m{};
 	m.concurrency = vacuum_read_concurrency(in);
+	m.reads_ahead = std::max(in.maintenance_io_concurrency, 1);
+	m.io_combine = std::max(in.io_combine_limit, 1);
 	const double tuples = finite_nonnegative(tuples_per_page) ? tuples_per_page : 0.0;
 	const bool measured = calibration != nullptr && calibration_valid(*calibration);
 	m.density = map != nullptr && map->rel_pages > 0 ?
@@ -232,8 +247,11 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 		m.cpu_page = c.cpu_page_us + c.cpu_tuple_us * tuples;
 		m.delay_page = finite_nonnegative(delay_page) ? delay_page : 0.0;
 		m.delay_needed = finite_nonnegative(delay_needed) ? delay_needed : 0.0;
-		// the read stream's reads in flight go on while VACUUM sleeps
-		m.sleep_overlaps = m.delay_page > 0.0 && m.concurrency >= 2;
+		// the read stream's reads issued go on while VACUUM sleeps: from 18
+		// on, performed by I/O workers or the kernel
+		m.nap = finite_nonnegative(delay_nap) ? delay_nap : 0.0;
+		m.sleep_overlaps = m.delay_page > 0.0 && m.nap > 0.0 && in.server_major >= 18 &&
+			(in.io_method == IoMethod::kWorker || in.io_method == IoMethod::kIoUring);
 		m.skip_cost = m.seq_cost = 0.0;
 		m.noise_dof = c.noise_dof;
 		const double work_noise = measured_noise(c, m.run_density);
@@ -252,13 +270,17 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 			const double reads = start + rest;
 			double cost, share = 1.0;
 			if (m.sleep_overlaps) {
-				// the longer of the reading and the sleeping: the part of
-				// the reading the sleep covers is not in the cost, nor in
-				// its noise
-				const double sleep = (map != nullptr ? static_cast<double>(map->needed) : 0.0) *
-					m.delay_needed + through * m.delay_page;
-				share = reads > 0.0 ? std::max(reads - sleep, 0.0) / reads : 0.0;
-				cost = work + std::max(reads, sleep);
+				// the reading, the sleeping, less what the sleeping hides:
+				// that part of the reading is not in the cost, nor in its
+				// noise
+				const double needed = map != nullptr ? static_cast<double>(map->needed) : 0.0;
+				const double sleep = needed * m.delay_needed + through * m.delay_page;
+				const double hidden = hidden_by_sleep(
+					m, reads, sleep,
+					reads_at_most(m, needed + through,
+								  map != nullptr ? static_cast<double>(map->io_runs[t]) : 0.0));
+				share = reads > 0.0 ? (reads - hidden) / reads : 0.0;
+				cost = work + reads + sleep - hidden;
 			} else
 				cost = reads + work + through * m.delay_page;
 			if (spread != nullptr)
@@ -423,9 +445,13 @@ double estimated_cost(const CostModel &model, const Calibration *calibration,
 		const double through = static_cast<double>(read_through);
 		const double needed = pages_scanned > read_through ?
 			static_cast<double>(pages_scanned - read_through) : 0.0;
-		if (model.sleep_overlaps)
-			return through * model.cpu_page +
-				std::max(start + rest, needed * model.delay_needed + through * model.delay_page);
+		if (model.sleep_overlaps) {
+			const double sleep = needed * model.delay_needed + through * model.delay_page;
+			return through * model.cpu_page + start + rest + sleep -
+				hidden_by_sleep(model, start + rest, sleep,
+								reads_at_most(model, static_cast<double>(pages_scanned),
+											  static_cast<double>(io_runs)));
+		}
 		return start + rest + through * (model.cpu_page + model.delay_page);
 	}
 	// a run's first page after a skip, the others in sequence (no run, no
@@ -453,10 +479,10 @@ void explain(const Decision &d, const RelationInputs &in, std::uint32_t t,
 		char delay[224] = "";
 		if (m.sleep_overlaps)
 			std::snprintf(delay, sizeof(delay),
-						  ", and the longer of the reading and the cost-based delay's sleep, "
-						  "%.3g microseconds for each and %.3g for each page to read, during "
-						  "which the reads issued ahead go on",
-						  m.delay_page, m.delay_needed);
+						  ", and the cost-based delay's sleep, %.3g microseconds for each and "
+						  "%.3g for each page to read, in naps of %.3g during which up to %.0f "
+						  "reads issued ahead go on",
+						  m.delay_page, m.delay_needed, m.nap, m.reads_ahead);
 		else if (m.delay_page > 0.0)
 			std::snprintf(delay, sizeof(delay),
 						  ", and the cost-based delay's sleep, %.3g microseconds for each",
@@ -525,7 +551,7 @@ Decision decide(int setting, const RelationInputs &in)
 {
 	Decision d{};
 	d.model = cost_model(in.storage, in.calibration, in.tuples_per_page, in.map,
-						 in.delay_page, in.delay_needed);
+						 in.delay_page, in.delay_needed, in.delay_nap);
 	if (setting != kThresholdAutotune) {
 		d.thresholds = choose_thresholds(setting);
 		d.autotuned = false;

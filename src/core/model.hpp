@@ -155,13 +155,21 @@ struct CostModel {
 	// the free space map's hit, and the page dirtied).
 	double delay_page;
 	double delay_needed;
-	// Whether VACUUM's reads go on while it sleeps: from 18 on its read
-	// stream has reads in flight when it sleeps, performed by I/O workers
-	// or the kernel (vacuum_read_concurrency() of 2 or more), so that a
-	// threshold costs VACUUM's work on the pages it reads through and the
-	// longer of its reading and its sleeping.  The part of the reading the
-	// sleep covers no longer counts towards a cost's noise.
+	// Whether VACUUM's reads go on while it sleeps: from 18 on, with
+	// io_method worker or io_uring, its read stream has issued reads when
+	// it sleeps, performed by I/O workers or the kernel, so that a
+	// threshold costs VACUUM's work on the pages it reads through, its
+	// reading and its sleeping, less the reading its naps hide
+	// (hidden_by_sleep()).  The part of the reading hidden no longer counts
+	// towards a cost's noise.  reads_ahead: how many reads the stream has
+	// issued at most (maintenance_io_concurrency; at least 1); nap: how
+	// long one of VACUUM's sleeps lasts at least, in microseconds
+	// (vacuum_cost_delay); io_combine: the most pages one read holds
+	// (io_combine_limit).
 	bool sleep_overlaps;
+	double reads_ahead;
+	double nap;
+	double io_combine;
 	// How far each cost may be off, as the standard deviation of its
 	// logarithm: its parts' figures' noise (measured_noise() at the
 	// density each part is priced at), weighted by their shares of the
@@ -234,13 +242,34 @@ double cost_delay_us(double delay_ms, int cost_limit, int page_miss, int page_hi
 // start_read_us, the rest with read_us.  `delay_page` (cost_delay_us()) is
 // added to every page read through where a calibration prices the map; the
 // settings' scale is not in time, and there it is not used.  Where the
-// reads go on while VACUUM sleeps (CostModel::sleep_overlaps), a threshold
-// costs the work on the pages it reads through and the longer of its
-// reading and its sleeping instead: `delay_needed` for every page it must
-// read, `delay_page` for every page it reads through.
+// reads go on while VACUUM sleeps (CostModel::sleep_overlaps; naps of
+// `delay_nap` microseconds, vacuum_cost_delay), a threshold costs the work
+// on the pages it reads through, its reading and its sleeping, less the
+// reading its naps hide (hidden_by_sleep()): `delay_needed` for every page
+// it must read, `delay_page` for every page it reads through.
 CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 					 double tuples_per_page, const MapCounts *map,
-					 double delay_page = 0.0, double delay_needed = 0.0);
+					 double delay_page = 0.0, double delay_needed = 0.0,
+					 double delay_nap = 0.0);
+
+// The part of a threshold's reading (`reads`, in microseconds, in at most
+// `ios` reads) that VACUUM's sleeping (`sleep` microseconds in all) hides
+// where its reads go on while it sleeps (model.sleep_overlaps; 0
+// elsewhere).  VACUUM issues its next reads only while it runs: during a
+// nap only the reads issued before it go on, model.reads_ahead of them at
+// most, each taking the reading's time per read on average.  So each of
+// its sleep / model.nap naps hides at most model.reads_ahead * reads / ios
+// of the reading, and all of them no more than the sleep nor the reading.
+// With one read issued ahead a nap hides one read; with 16 (18's default)
+// at the cost settings' defaults a page to read sleeps 23 / 200 of a nap
+// and a page read through 3 / 200, so the naps times 16 outnumber the reads
+// (reads_at_most()) and hide as much as the sleep or the reading lasts.
+double hidden_by_sleep(const CostModel &model, double reads, double sleep, double ios);
+
+// The reads VACUUM issues for `pages_scanned` pages in `io_runs` runs of
+// consecutive pages at most: a run of L pages takes L / io_combine pages
+// rounded up, no more than one read more than L / io_combine.
+double reads_at_most(const CostModel &model, double pages_scanned, double io_runs);
 
 // The share of a relation's pages that lie among the first kStartPages
 // pages of one of its segment files; 1 for an empty relation.
@@ -330,6 +359,7 @@ struct RelationInputs {
 	const MapCounts *map = nullptr;             // walked where a calibration is used
 	double delay_page = 0;                      // cost_delay_us() of this VACUUM
 	double delay_needed = 0;                    // the same per page it must read
+	double delay_nap = 0;                       // vacuum_cost_delay, µs; 0: off
 	FreezeInputs freeze;
 };
 

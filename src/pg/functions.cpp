@@ -460,7 +460,8 @@ vacskip_simulate(PG_FUNCTION_ARGS)
 															 in.inputs.tuples_per_page,
 															 in.inputs.map,
 															 in.inputs.delay_page,
-															 in.inputs.delay_needed);
+															 in.inputs.delay_needed,
+															 in.inputs.delay_nap);
 		const BlockNumber rel_pages = RelationGetNumberOfBlocks(rel);
 		auto	   *results = static_cast<vacskip::SimResult *>(
 			palloc(sizeof(vacskip::SimResult) * n));

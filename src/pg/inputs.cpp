@@ -176,6 +176,9 @@ set_cost_delay(double delay_ms, int limit, vacskip::RelationInputs *in)
 	in->delay_needed = vacskip::cost_delay_us(delay_ms, limit,
 											  VacuumCostPageMiss + VacuumCostPageDirty,
 											  VacuumCostPageHit);
+	/* vacuum_delay_point() naps once the balance reaches the limit, for
+	 * delay * balance / limit: at least the delay */
+	in->delay_nap = in->delay_page > 0 ? 1000.0 * delay_ms : 0.0;
 }
 
 }  // namespace

@@ -36,7 +36,8 @@ void walk_visibility_map(Relation rel, BlockNumber rel_pages, bool aggressive,
 
 // What VACUUM's cost-based delay sleeps per page it reads through and per
 // page it must read (vacskip::cost_delay_us(): in->delay_page and
-// in->delay_needed): session_cost_delay() for a manual VACUUM in this
+// in->delay_needed), and how long each of its naps lasts at least
+// (in->delay_nap): session_cost_delay() for a manual VACUUM in this
 // session, from its vacuum_cost_delay and vacuum_cost_limit;
 // vacuum_cost_delay_now() for the VACUUM running in this process, as it
 // stands when the VACUUM starts on the relation (autovacuum: the table's

@@ -1400,46 +1400,69 @@ void test_cost_delay()
 		  "delay: the reason says what it priced");
 }
 
-// From 18 on, with reads in flight (two or more), VACUUM's reads go on
+// From 18 on, with io_method worker or io_uring, VACUUM's reads go on
 // while it sleeps: a threshold costs the work on the pages it reads
-// through and the longer of its reading and its sleeping.
+// through, its reading and its sleeping, less what its naps hide, each
+// the reads issued before it (maintenance_io_concurrency of them at most).
 void test_cost_delay_overlap()
 {
-	const StorageInputs in = default_storage(18);     // worker, 3 workers: 3 in flight
+	const StorageInputs in = default_storage(18);     // worker, 16 issued ahead
 	StorageInputs one = in;
 	one.maintenance_io_concurrency = 1;
+	StorageInputs sync = in;
+	sync.io_method = IoMethod::kSync;
 	StorageInputs old = default_storage(15);
 	Calibration c = flat(50, 2, 0.08);                // work: 10 a page
 	set_noise(&c, 0.05, 0.05);
 	const std::uint64_t through[kGapCount] = {0, 100, 300, 700, 1500, 3000};
 	const MapCounts map = map_of(10000, 500, {0, 100, 300, 700, 1500, 3000});
 	const CostModel off = cost_model(in, both(c), 100, &map);
-	check(!off.sleep_overlaps && !cost_model(one, both(c), 100, &map, 20, 230).sleep_overlaps &&
-			  !cost_model(old, both(c), 100, &map, 20, 230).sleep_overlaps,
-		  "overlap: not without a delay, with one read in flight, or before 18");
+	check(!off.sleep_overlaps && !cost_model(in, both(c), 100, &map, 20, 230).sleep_overlaps &&
+			  !cost_model(sync, both(c), 100, &map, 20, 230, 2000).sleep_overlaps &&
+			  !cost_model(old, both(c), 100, &map, 20, 230, 2000).sleep_overlaps &&
+			  cost_model(one, both(c), 100, &map, 20, 230, 2000).sleep_overlaps,
+		  "overlap: not without a delay or its naps, with io_method sync, or before 18; "
+		  "with one read issued ahead");
 	// 20 µs a page read through, 230 a page to read (2 + 1 + 20 points at 10
-	// µs): the sleep, 115,000 + 20 a page read through, is longer than the
-	// reading (off.cost less the work); 1 µs a page to read: the reading is
-	// longer at the lower thresholds
-	for (const double needed_us : {230.0, 1.0}) {
-		const CostModel on = cost_model(in, both(c), 100, &map, 20, needed_us);
-		bool priced = on.sleep_overlaps, noise = true;
-		for (int t = 0; t < kGapCount; t++) {
-			const double work = 10.0 * through[t];
-			const double reads = off.cost[t] - work;
-			const double sleep = 500 * needed_us + 20.0 * through[t];
-			priced = priced && near(on.cost[t], work + std::max(reads, sleep));
-			// the reading's noise only for the part the sleep does not cover
-			const double spread = off.noise[t] * off.cost[t] - work * 0.05;
-			noise = noise && near(on.noise[t] * on.cost[t],
-								  spread * std::max(reads - sleep, 0.0) / reads + work * 0.05);
-		}
-		check(priced, "overlap: the work and the longer of reading and sleeping");
-		check(noise, "overlap: the noise of the reading the sleep does not cover");
-		check(near(estimated_cost(on, &c, 4, 800, 300, 90),
-				   300 * 10 + std::max(500.0 * 50, 500 * needed_us + 300 * 20)),
-			  "overlap: in simulate()'s estimate too");
+	// µs), naps of 2 ms: the sleep, 115,000 + 20 a page read through, is
+	// longer than the reading (off.cost less the work), and its 57.5 naps
+	// or more, 16 reads ahead each, outnumber the reads (475 runs at 1, none
+	// counted at the others, and at most one read more per 16 pages): the
+	// sleep hides all the reading
+	const CostModel on = cost_model(in, both(c), 100, &map, 20, 230, 2000);
+	bool priced = on.sleep_overlaps, noise = true;
+	for (int t = 0; t < kGapCount; t++) {
+		const double work = 10.0 * through[t];
+		const double reads = off.cost[t] - work;
+		const double sleep = 500 * 230 + 20.0 * through[t];
+		priced = priced && reads < sleep && near(on.cost[t], work + sleep);
+		// the reading's noise only for the part the sleep does not cover
+		noise = noise && near(on.noise[t] * on.cost[t], work * 0.05);
 	}
+	check(priced, "overlap: the work and the sleep, which hides the reading");
+	check(noise, "overlap: no noise of the reading the sleep hides");
+	check(near(estimated_cost(on, &c, 4, 800, 300, 90), 300 * 10 + 500 * 230 + 300 * 20),
+		  "overlap: in simulate()'s estimate too");
+	// one read issued ahead: each nap hides one read, the reading over its
+	// reads at most; at 1, 500 pages to read at 50 µs in 475 runs, 475 +
+	// 500 / 16 = 506.25 reads at most, 57.5 naps of 2 ms: 57.5 * 25,000 /
+	// 506.25 hidden of the 25,000 µs read and 115,000 slept
+	const CostModel serial = cost_model(one, both(c), 100, &map, 20, 230, 2000);
+	const double hidden = 57.5 * 25000 / 506.25;
+	check(near(serial.cost[0], 25000 + 115000 - hidden) &&
+			  near(serial.noise[0] * serial.cost[0],
+				   off.noise[0] * off.cost[0] * (25000 - hidden) / 25000),
+		  "one read ahead: a nap hides one read; the noise of the rest of the reading");
+	// at 4, 300 pages read through: 800 pages in 90 runs, 90 + 800 / 16 = 140
+	// reads at most, 121,000 µs slept in 60.5 naps
+	check(near(estimated_cost(serial, &c, 4, 800, 300, 90),
+				   300 * 10 + 25000 + 121000 - 60.5 * 25000 / 140),
+		  "one read ahead: in simulate()'s estimate too");
+	// naps of 20 ms (vacuum_cost_delay 20, vacuum_cost_limit 2,000: the
+	// same sleep per page) hide a tenth as much
+	const CostModel long_naps = cost_model(one, both(c), 100, &map, 20, 230, 20000);
+	check(near(long_naps.cost[0], 25000 + 115000 - hidden / 10),
+		  "one read ahead: longer naps, fewer of them, hide less");
 	// the decision of test_cost_delay()'s map and calibration at autovacuum's
 	// defaults: 1,000 pages to read at 200 µs at 1 to 8 (200,000) against
 	// 20 at 32 (20,000) with 8,000 pages read through (80,000 of work); the
@@ -1450,12 +1473,14 @@ void test_cost_delay_overlap()
 	RelationInputs r = relation_of(in, step, runs);
 	r.delay_page = cost_delay_us(2, 200, 2, 1);
 	r.delay_needed = cost_delay_us(2, 200, 2 + 20, 1);
+	r.delay_nap = 2000;
 	const Decision d = decide(kThresholdAutotune, r);
 	check(d.thresholds.all_frozen == 8 && near(d.model.cost[3], 230000) &&
 			  near(d.model.cost[5], 550000),
 		  "overlap, autovacuum's delay: 8 at 230,000 against 550,000");
 	check(std::string(d.reason).find("30 microseconds for each and 230 for each page to "
-									 "read, during which the reads issued ahead go on") !=
+									 "read, in naps of 2e+03 during which up to 16 reads "
+									 "issued ahead go on") !=
 			  std::string::npos,
 		  "overlap: the reason says so");
 }
