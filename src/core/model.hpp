@@ -267,7 +267,7 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 double hidden_by_sleep(const CostModel &model, double reads, double sleep, double ios);
 
 // The reads VACUUM issues for `pages_scanned` pages in `io_runs` runs of
-// consecutive pages at most: a run of L pages takes L / io_combine pages
+// consecutive pages at most: a run of L pages takes L / io_combine reads
 // rounded up, no more than one read more than L / io_combine.
 double reads_at_most(const CostModel &model, double pages_scanned, double io_runs);
 
