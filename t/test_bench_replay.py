@@ -157,6 +157,21 @@ def test_transcription_chooses_what_revision_26_chose():
             assert cur[0][2] == "latency-serial", cur[0]
 
 
+def test_transcription_chooses_what_revision_27_chose():
+    """On the default run of revision 27 under the delay the current model
+    chooses what the run's autotuner chose; revision 26 otherwise only with
+    one read issued ahead (latency-serial), where it prices the sleep and
+    the reading as their sum."""
+    run = RESULTS / "2026-12-07-vm-2c24g-default-delay-rev27"
+    out, left_out, agree, compared = replay.replay(run)
+    assert not left_out and len(out["current"]) == 56
+    assert compared >= 56 * 3 and agree["current"] == compared
+    assert agree["revision 26"] < compared
+    for cur, r26 in zip(out["current"], out["revision 26"]):
+        if cur[1] != r26[1]:
+            assert cur[0][2] == "latency-serial", cur[0]
+
+
 def test_between_densities_keeps_32_where_the_figures_switch():
     """The row revision 25 read slower than stock (15.18, buffered reads,
     the latency profile, uniform 2.5e-4): its maps (d = 0.0234 to 0.0237)
