@@ -75,7 +75,7 @@ import sys
 from pathlib import Path
 
 from bench.vacbench import stats, store, workloads
-from bench.replay_delay import delay_parts, hiding, overlapping
+from bench.replay_delay import current_overlap, delay_parts, overlapping
 
 GAPS = (1, 2, 4, 8, 16, 32)
 ONE_SIDED_95 = 1.645     # revision 11's quantile, the normal's
@@ -329,7 +329,7 @@ def choose_revision8(cal, m, work, delay=(0.0, 0.0)):
 # (each model called as model(cal, m, work, delay), delay as delay_parts()
 # gives it; the revisions before 23 priced no delay)
 MODELS = {"current": lambda cal, m, work, delay: choose_current(
-              cal, m, work, delay=sum(delay[:2]), overlap=hiding(delay) or overlapping(delay)),
+              cal, m, work, delay=sum(delay[:2]), overlap=current_overlap(delay)),
           "revision 26": lambda cal, m, work, delay: choose_current(
               cal, m, work, delay=sum(delay[:2]), overlap=overlapping(delay)),
           "revision 25": lambda cal, m, work, delay: choose_current(

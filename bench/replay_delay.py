@@ -57,3 +57,9 @@ def hiding(delay):
     if delay[4] is None or not sum(delay[:2]) > 0:
         return None
     return (sum(delay[:3]), *delay[4])
+
+
+def current_overlap(delay):
+    """The current model's overlap: revision 27's where the note says how
+    VACUUM naps, revision 26's elsewhere."""
+    return hiding(delay) or overlapping(delay)

@@ -14,7 +14,7 @@ reading through too cheaply or T's breaks too dearly, and errs towards
 
 import statistics
 
-from bench.replay import GAPS, cost_current, hiding, load, overlapping, row_maps
+from bench.replay import GAPS, cost_current, current_overlap, load, row_maps
 
 
 # what 32 must read through beyond T for the comparison to count: at fewer
@@ -42,7 +42,7 @@ def read_through(path):
             continue
         cal, work, maps, delay = got
         costs = {rep: cost_current(cal, m, work, delay=sum(delay[:2]),
-                                   overlap=hiding(delay) or overlapping(delay))
+                                   overlap=current_overlap(delay))
                  for rep, m in maps.items()}
         for i, g in enumerate(GAPS[:-1]):
             measured, priced = [], []

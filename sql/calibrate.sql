@@ -140,47 +140,34 @@ CREATE TEMP TABLE vs_nodelay AS
 -- where the reads do not go on while VACUUM sleeps, nothing to hide).
 CREATE TEMP VIEW vs_delayed AS
 SELECT n.cost_delay_per_page AS off, e.cost_delay_per_page AS at_delay,
-       (SELECT sum(s.pages_read_through) > 0 AND
-               bool_and(abs(u.ce - CASE
-                 WHEN e.io_method IN ('worker', 'io_uring')
-                 THEN w.work + r.reading + z.sleep - h.hidden
-                 ELSE u.cn + s.pages_read_through * e.cost_delay_per_page END)
-                        <= 1e-9 * u.ce)
-        FROM unnest(e.costs, n.costs, ARRAY[1, 2, 4, 8, 16, 32]) AS u(ce, cn, g)
-        JOIN vacskip.simulate('vs_d') s ON s.threshold = u.g,
-        LATERAL (SELECT s.pages_read_through *
-                        (m.cpu_page_us + m.cpu_tuple_us * e.tuples_per_page) AS work
-                 FROM vs_measured m) w,
-        LATERAL (SELECT current_setting('vacuum_cost_page_miss')::float8 AS miss,
-                        current_setting('vacuum_cost_page_hit')::float8 AS hit,
-                        current_setting('vacuum_cost_page_dirty')::float8 AS dirty) p,
-        LATERAL (SELECT u.cn - w.work AS reading) r,
-        LATERAL (SELECT (s.pages_scanned - s.pages_read_through) * e.cost_delay_per_page *
-                          (p.miss + p.hit + p.dirty) / (p.miss + p.hit) +
-                        s.pages_read_through * e.cost_delay_per_page AS sleep) z,
-        LATERAL (SELECT least(z.sleep, r.reading,
-                              z.sleep / (1000 * (SELECT setting::float8 FROM pg_settings
-                                                 WHERE name = 'vacuum_cost_delay')) *
-                              current_setting('maintenance_io_concurrency')::float8 *
-                              r.reading / (s.io_runs + s.pages_scanned /
-                                e.io_combine_limit::float8))
-                          AS hidden) h)
-         AS priced,
-       (SELECT e.io_method IS NULL OR e.io_method NOT IN ('worker', 'io_uring') OR
-               bool_and(abs(u.ce - (w.work + greatest(u.cn - w.work,
-                 (s.pages_scanned - s.pages_read_through) * e.cost_delay_per_page *
-                   (p.miss + p.hit + p.dirty) / (p.miss + p.hit) +
-                 s.pages_read_through * e.cost_delay_per_page))) <= 1e-9 * u.ce)
-        FROM unnest(e.costs, n.costs, ARRAY[1, 2, 4, 8, 16, 32]) AS u(ce, cn, g)
-        JOIN vacskip.simulate('vs_d') s ON s.threshold = u.g,
-        LATERAL (SELECT s.pages_read_through *
-                        (m.cpu_page_us + m.cpu_tuple_us * e.tuples_per_page) AS work
-                 FROM vs_measured m) w,
-        LATERAL (SELECT current_setting('vacuum_cost_page_miss')::float8 AS miss,
-                        current_setting('vacuum_cost_page_hit')::float8 AS hit,
-                        current_setting('vacuum_cost_page_dirty')::float8 AS dirty) p)
+       sum(s.pages_read_through) > 0 AND
+       bool_and(abs(u.ce - CASE WHEN e.io_method IN ('worker', 'io_uring')
+                                THEN w.work + r.reading + z.sleep - h.hidden
+                                ELSE u.cn + s.pages_read_through * e.cost_delay_per_page END)
+                <= 1e-9 * u.ce) AS priced,
+       e.io_method IS NULL OR e.io_method NOT IN ('worker', 'io_uring') OR
+       bool_and(abs(u.ce - (w.work + greatest(r.reading, z.sleep))) <= 1e-9 * u.ce)
          AS naps_hide_all
-FROM vacskip.explain_threshold('vs_d') e, vs_nodelay n;
+FROM vacskip.explain_threshold('vs_d') e, vs_nodelay n,
+     unnest(e.costs, n.costs, ARRAY[1, 2, 4, 8, 16, 32]) AS u(ce, cn, g)
+     JOIN vacskip.simulate('vs_d') s ON s.threshold = u.g,
+     LATERAL (SELECT s.pages_read_through *
+                     (m.cpu_page_us + m.cpu_tuple_us * e.tuples_per_page) AS work
+              FROM vs_measured m) w,
+     LATERAL (SELECT current_setting('vacuum_cost_page_miss')::float8 AS miss,
+                     current_setting('vacuum_cost_page_hit')::float8 AS hit,
+                     current_setting('vacuum_cost_page_dirty')::float8 AS dirty) p,
+     LATERAL (SELECT u.cn - w.work AS reading) r,
+     LATERAL (SELECT (s.pages_scanned - s.pages_read_through) * e.cost_delay_per_page *
+                       (p.miss + p.hit + p.dirty) / (p.miss + p.hit) +
+                     s.pages_read_through * e.cost_delay_per_page AS sleep) z,
+     LATERAL (SELECT least(z.sleep, r.reading,
+                           z.sleep / (1000 * (SELECT setting::float8 FROM pg_settings
+                                              WHERE name = 'vacuum_cost_delay')) *
+                           current_setting('maintenance_io_concurrency')::float8 *
+                           r.reading / (s.io_runs + s.pages_scanned /
+                             e.io_combine_limit::float8)) AS hidden) h
+GROUP BY n.cost_delay_per_page, e.cost_delay_per_page, e.io_method;
 -- 16 reads issued ahead (18's default): at autovacuum's delay the naps'
 -- reads outnumber any threshold's, and the naps hide all the sleep or the
 -- reading covers (the longer of the two)
