@@ -4,8 +4,10 @@ A default or full run measures every fixed threshold on every row, side by
 side, and keeps each profile's calibration (runs.csv, phase calib).  Given
 those, which threshold a cost model chooses for a row, and what that
 threshold measured there, follow without another VACUUM: the rows' maps
-are rebuilt from the workloads' seeds (bench/vacbench/workloads.py), walked
-as VACUUM walks them, and priced with the run's own calibration.  So a
+are the ones runs.csv keeps with each measurement (its column map, from
+2026-12-07 on) or, in older runs, rebuilt from the workloads' seeds
+(bench/vacbench/workloads.py) and walked as VACUUM walks them; each is
+priced with the run's own calibration.  So a
 model is judged on the very measurements of the fixed thresholds, and two
 models on the same runs are paired by construction.  The models:
 
@@ -56,9 +58,10 @@ models on the same runs are paired by construction.  The models:
 what was read after a file's first pages)
 
 A replay judges a model on runs already seen; a fresh `make bench` judges
-it on new measurements, calibrations included.  Rows whose map cannot be
-rebuilt (pgbench), or whose rebuilt map does not read what the run's
-VACUUMs scanned at every threshold, are left out and counted.
+it on new measurements, calibrations included.  Repetitions whose map
+is not the same in every column and cannot be rebuilt (runs.csv without
+maps: pgbench, wide rows), or does not read what the run's VACUUMs
+scanned at every threshold, are left out; rows with none, counted.
 
 With --read-through it reports instead what a page read through cost,
 measured and as priced (bench/replay_through.py says how).
@@ -75,36 +78,13 @@ import sys
 from pathlib import Path
 
 from bench.vacbench import stats, store, workloads
+from bench.vacbench.workloads import map_counts
 from bench.replay_delay import current_overlap, delay_parts, overlapping
 
 GAPS = (1, 2, 4, 8, 16, 32)
 ONE_SIDED_95 = 1.645     # revision 11's quantile, the normal's
 START_PAGES = 2048       # model.hpp's kStartPages
 SEGMENT_PAGES = 131072   # RELSEG_SIZE of the benchmark's servers
-
-
-def map_counts(needed_pages, rel_pages):
-    """What VACUUM reads on a map whose pages to read are needed_pages (the
-    last page always): pages to read, and per threshold the skippable pages
-    read through and the runs of consecutive pages read."""
-    pages = sorted(set(needed_pages) | {rel_pages - 1})
-    through, runs = [], []
-    for t in GAPS:
-        th, r = 0, 1
-        if pages[0] < t:         # a first run shorter than T is read through
-            th += pages[0]
-        for a, b in zip(pages, pages[1:]):
-            gap = b - a - 1
-            if gap == 0:
-                continue
-            if gap < t:
-                th += gap
-            else:
-                r += 1
-        through.append(th)
-        runs.append(r)
-    return {"rel_pages": rel_pages, "needed": len(pages), "read_through": through,
-            "io_runs": runs}
 
 
 def locate(xs, x):
@@ -388,10 +368,10 @@ def load(path):
 def row_maps(calib, row, cols):
     """A row's calibration, VACUUM's work per page read through, the
     maps of its repetitions {rep: map_counts()} that every fixed
-    threshold measured and whose rebuilt map reads what each of them
-    scanned, and the cost-based delay's sleep per page read through
-    (delay_parts()); None where the calibration does not price like this
-    or no map can be rebuilt."""
+    threshold measured, found alike in every column or rebuilt, that
+    read what each of them scanned, and the cost-based delay's sleep per
+    page read through (delay_parts()); None where the calibration does
+    not price like this or no repetition has such a map."""
     server, mode, profile, workload, pages, frac = row
     note = calib.get((server, mode, profile))
     cal = (note or {}).get("calibrate", {})
@@ -404,10 +384,14 @@ def row_maps(calib, row, cols):
     reps = sorted(set.intersection(*(set(cols.get(str(g), {})) for g in GAPS)))
     maps = {}
     for rep in reps:
-        needed = rebuild(workload, frac, rep, pages, tpp)
-        if needed is None:
-            break
-        m = map_counts(needed, pages)
+        kept = {cols[str(g)][rep].get("map") or "" for g in GAPS}
+        if len(kept) == 1 and "" not in kept:
+            m = json.loads(kept.pop())     # the map every threshold found
+        else:
+            needed = rebuild(workload, frac, rep, pages, tpp)
+            if needed is None:
+                continue
+            m = map_counts(needed, pages)
         if all(int(cols[str(g)][rep]["scanned"]) == m["needed"] + m["read_through"][i]
                for i, g in enumerate(GAPS)):
             maps[rep] = m

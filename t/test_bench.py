@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import noise_rules
+from bench import noise_rules, replay
 from bench.vacbench import harness, machine, plan, stats, store
 from bench.vacbench.profiles import PROFILES, throttle_limits
 from pgkit import TOP
@@ -101,6 +101,13 @@ def test_bench_smoke(server, tmp_path):
             assert used == int(r["note"].split("calibrated threshold ")[1].split(";")[0]), r
         if r["threshold"] == "auto-settings":
             assert used == int(r["note"].split("settings threshold ")[1].split(";")[0]), r
+        # the map kept with it reads what the VACUUM scanned at the
+        # threshold it used (bench/replay.py's input)
+        m = json.loads(r["map"])
+        assert m["rel_pages"] == int(r["rel_pages"]) and m["needed"] in (modified,
+                                                                         modified + 1), r
+        if used in replay.GAPS:
+            assert scanned == m["needed"] + m["read_through"][replay.GAPS.index(used)], r
         profile = PROFILES[r["profile"]]
         if profile.mode == "count":
             assert int(r["penalised"]) == 0 and int(r["delay_us"]) == 0, r

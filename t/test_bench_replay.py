@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench import noise_rules, replay
+from bench.vacbench import store
 from vacuum_model import predict
 
 RESULTS = Path(__file__).resolve().parent.parent / "bench" / "results"
@@ -54,6 +55,49 @@ def test_map_counts_follow_the_skip_rule():
                                      run_len(read, p, pages) < t})
             runs = sum(1 for k, p in enumerate(scanned) if k == 0 or scanned[k - 1] != p - 1)
             assert m["io_runs"][i] == runs
+
+
+def test_kept_maps_replay_as_rebuilt(tmp_path):
+    """The maps runs.csv keeps with each measurement (its column map)
+    replay a row as its rebuilt maps do, where the workload's change
+    cannot be rebuilt: revision 27's default run with its uniform rows
+    named pgbench's, their maps kept; without the maps they are left
+    out."""
+    run = RESULTS / "2026-12-07-vm-2c24g-default-delay-rev27"
+    fields, rows = store.dict_rows(run / "runs.csv")
+    calib, cells = replay.load(run)
+    maps = {}
+    for row, cols in cells.items():
+        if row[3] == "uniform":
+            maps[row] = replay.row_maps(calib, row, cols)[2]
+    assert len(maps) == 28
+
+    def write(keep):
+        out = tmp_path / ("kept" if keep else "none")
+        out.mkdir()
+        with open(out / "runs.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=[*fields, "map"])
+            w.writeheader()
+            for r in rows:
+                r = dict(r)
+                if r["phase"] == "calib":
+                    note = json.loads(r["note"])
+                    note["workloads"]["pgbench"] = note["workloads"].pop("uniform")
+                    r["note"] = json.dumps(note)
+                elif r["phase"] == "sweep" and r["workload"] == "uniform":
+                    m = maps[(r["server"], r["mode"], r["profile"], "uniform",
+                              int(r["pages"]), float(r["frac"]))][int(r["rep"])]
+                    r["workload"], r["map"] = "pgbench", json.dumps(m) if keep else ""
+                w.writerow(r)
+        return replay.replay(out)
+    want = {row: got for row, *got in replay.replay(run)[0]["current"]}
+    out, left_out, _, _ = write(True)
+    assert not left_out and len(out["current"]) == 56
+    for row, *got in out["current"]:
+        assert got == want[(*row[:3], "uniform", *row[4:])] if row[3] == "pgbench" else \
+            want[row]
+    out, left_out, _, _ = write(False)
+    assert len(left_out) == 28 and len(out["current"]) == 28
 
 
 def run_len(read, p, pages):

@@ -243,6 +243,7 @@ class Bench:
         for col in todo:
             t0 = time.monotonic()
             note, modified = table.prepare_point(node, conn, change)
+            vm = workloads.visibility_map(conn, table.relation)
             thr = column_threshold(col, settings[w])
             # what the autotuner would choose now, before every column alike
             e = harness.autotuned(conn, table.relation)
@@ -256,7 +257,7 @@ class Bench:
                                                 thr, node.block_size)
             self.res.add(**self.plan.key(server, mode, profile, w, f, rep, col),
                          major=server.major, ms=ms, scanned=report.scanned,
-                         rel_pages=report.rel_pages, modified=modified, **c,
+                         rel_pages=report.rel_pages, modified=modified, map=vm, **c,
                          note=f"{note}; skip thresholds {harness.used_thresholds(report)}")
             self.progress.step("sweep", f"{server.name} {mode}/{profile} {w} frac={f:g} "
                                f"rep={rep} {col}: {ms:.1f} ms, {report.scanned} pages",

@@ -5,11 +5,13 @@ is measured already."""
 import csv
 
 # reads ... probe_unsupported: bench/slowread.c's counters during the timed
-# VACUUM (harness.COUNTERS); modified: pages the point left not all-visible.
+# VACUUM (harness.COUNTERS); modified: pages the point left not all-visible;
+# map: what VACUUM reads at each threshold on the visibility map the point
+# left (workloads.visibility_map(); runs from before 2026-12-07 lack it).
 CSV_FIELDS = ("phase", "server", "major", "mode", "profile", "workload", "pages", "frac",
               "rep", "threshold", "ms", "scanned", "rel_pages", "modified", "reads",
               "penalised", "bytes", "uncached", "uncached_bytes", "delay_us",
-              "probe_unsupported", "note")
+              "probe_unsupported", "map", "note")
 
 # The fields that name a point: a second row with the same key is never taken.
 KEY_FIELDS = ("phase", "server", "mode", "profile", "workload", "pages", "frac", "rep",

@@ -9,6 +9,7 @@ pages the change left not all-visible.  The phases (phases.py) then make
 the table cold and time VACUUM (VERBOSE) of `relation`.
 """
 
+import json
 import random
 
 from pgkit.proc import run
@@ -25,6 +26,41 @@ def not_all_visible(conn, rel):
     visible = conn.execute("SELECT all_visible FROM pg_visibility_map_summary(%s::regclass)",
                            (rel,)).fetchone()[0]
     return pages - visible
+
+
+def visibility_map(conn, rel):
+    """What VACUUM reads of rel at each threshold as its visibility map
+    stands (map_counts()), as JSON: kept with each measurement, so that a
+    run can be replayed where its change cannot be rebuilt offline."""
+    pages, needed = conn.execute(
+        "SELECT count(*), coalesce(array_agg(blkno ORDER BY blkno) FILTER "
+        "(WHERE NOT all_visible), '{}') FROM pg_visibility_map(%s::regclass)",
+        (rel,)).fetchone()
+    return json.dumps(map_counts(needed, pages), separators=(",", ":"))
+
+
+def map_counts(needed_pages, rel_pages, gaps=(1, 2, 4, 8, 16, 32)):
+    """What VACUUM reads on a map whose pages to read are needed_pages (the
+    last page always): pages to read, and per threshold of `gaps` the
+    skippable pages read through and the runs of consecutive pages read."""
+    pages = sorted(set(needed_pages) | {rel_pages - 1})
+    through, runs = [], []
+    for t in gaps:
+        th, r = 0, 1
+        if pages[0] < t:         # a first run shorter than T is read through
+            th += pages[0]
+        for a, b in zip(pages, pages[1:]):
+            gap = b - a - 1
+            if gap == 0:
+                continue
+            if gap < t:
+                th += gap
+            else:
+                r += 1
+        through.append(th)
+        runs.append(r)
+    return {"rel_pages": rel_pages, "needed": len(pages), "read_through": through,
+            "io_runs": runs}
 
 
 class RowTable:
