@@ -29,7 +29,11 @@ models on the same runs are paired by construction.  The models:
               and its sleeping less what its naps hide, each nap the reads
               issued before it, maintenance_io_concurrency of them at most
               (revision 27, hiding(); on runs whose notes keep no delay
-              settings, revision 26's rule)
+              settings, revision 26's rule), and the reading's error
+              counts in each cost as far as its noise, either way, moves
+              that cost (revision 28, reading_share())
+  revision 27 the same, the reading's error counted for the share of it
+              the naps do not hide, the least of them in the stream's part
   revision 26 the same, the longer of the reading and the sleeping where
               two reads are in flight or more, the sum elsewhere
   revision 25 the same, the interpolation taken as exact
@@ -79,7 +83,8 @@ from pathlib import Path
 
 from bench.vacbench import stats, store, workloads
 from bench.vacbench.workloads import map_counts
-from bench.replay_delay import current_overlap, delay_parts, overlapping
+from bench.replay_delay import (current_overlap, delay_parts, overlapping, reading_share,
+                                 unhidden)
 
 GAPS = (1, 2, 4, 8, 16, 32)
 ONE_SIDED_95 = 1.645     # revision 11's quantile, the normal's
@@ -139,7 +144,8 @@ def one_sided_95(cal):
     return stats.t95(dof)
 
 
-def cost_current(cal, m, work, noise=None, shared=None, delay=0.0, overlap=None, at=None):
+def cost_current(cal, m, work, noise=None, shared=None, delay=0.0, overlap=None, at=None,
+                 kept=None, moved=True):
     """model.md: each run of pages to read priced as a run of the scattered
     map whose skippable runs are as long on average, d = runs / skippable;
     the pages beyond that map's 1 / (1 - d) per run at the streaming rate;
@@ -154,13 +160,17 @@ def cost_current(cal, m, work, noise=None, shared=None, delay=0.0, overlap=None,
     and the sleeping less what the naps hide, each the reads issued ahead
     at the reading's time per read, the reads counted as at most one more
     per run than its pages over the pages a read holds (model.cpp's
-    hidden_by_sleep() and reads_at_most()), the reading's noise only where
-    the naps do not hide it;
+    hidden_by_sleep() and reads_at_most()), the reading's noise as far as
+    an error of that size moves the cost (revision 28, reading_share();
+    `moved` False: as far as the naps do not hide it, revision 27);
     thresholds that read the same pages cost the same.  `noise`, a list,
     gets each cost's noise: its parts' figures' noise weighted by their
     shares of it, the pages read on in a stream left out; `shared`, a
-    list, gets their part's noise in µs (the same in every cost).  `at`:
-    the density whose figures price the runs, d where None."""
+    list, gets their part's noise in µs (the same in every cost); `kept`,
+    a list, how much of the reading's error passes into each cost (with
+    `moved` False, or before revision 27, the least of them, for every
+    cost).  `at`: the density
+    whose figures price the runs, d where None."""
     densest = cal["densities"][-1]
     runs = m["io_runs"][0]
     skippable = m["rel_pages"] - m["needed"]
@@ -178,10 +188,11 @@ def cost_current(cal, m, work, noise=None, shared=None, delay=0.0, overlap=None,
         if noisy:
             return runs * per_run * read_us(cal, at, g, start) * noise_at(cal, at, start)
         return runs * per_run * read_us(cal, at, g, start) + stream(start)
+    streamed = (f * stream(True) * noise_at(cal, densest, True) +
+                (1 - f) * stream(False) * noise_at(cal, densest, False))
     if shared is not None:
-        shared[:] = [f * stream(True) * noise_at(cal, densest, True) +
-                     (1 - f) * stream(False) * noise_at(cal, densest, False)]
-    cost, noises, kept = [], [], [1.0]
+        shared[:] = [streamed]
+    cost, noises, shares = [], [], []
     for i, g in enumerate(GAPS):
         start = f * reads(g, True)
         spread = f * reads(g, True, True) + (1 - f) * reads(g, False, True)
@@ -192,27 +203,29 @@ def cost_current(cal, m, work, noise=None, shared=None, delay=0.0, overlap=None,
             per_needed, nap, ahead, combine = overlap
             sleep = m["needed"] * per_needed + m["read_through"][i] * delay
             ios = m["io_runs"][i] + (m["needed"] + m["read_through"][i]) / combine
-            hidden = (min(sleep, read, sleep / nap * ahead * read / ios)
-                      if read > 0 and sleep > 0 and ios > 0 else 0.0)
-            c = work_cost + read + sleep - hidden
-            kept.append((read - hidden) / read if read > 0 else 0.0)
-            spread *= kept[-1]
+            c = work_cost + sleep + unhidden(read, sleep, nap, ahead, ios)
+            shares.append(reading_share(read, sleep, nap, ahead, ios,
+                                        spread + streamed if moved else 0.0))
+            spread *= shares[-1]
         elif overlap is not None:
             sleep = m["needed"] * overlap + m["read_through"][i] * delay
             c = work_cost + max(read, sleep)
-            kept.append(max(read - sleep, 0.0) / read if read > 0 else 0.0)
-            spread *= kept[-1]
+            shares.append(max(read - sleep, 0.0) / read if read > 0 else 0.0)
+            spread *= shares[-1]
+        else:
+            shares.append(1.0)
         cost.append(c)
         wn = noise_at(cal, d)          # VACUUM's work: at the map's density
         noises.append((spread + work_cost * wn) / c if c > 0 else wn)
     for i in range(len(GAPS) - 2, -1, -1):
         if (m["read_through"][i], m["io_runs"][i]) == (m["read_through"][i + 1],
                                                        m["io_runs"][i + 1]):
-            cost[i], noises[i] = cost[i + 1], noises[i + 1]
+            cost[i], noises[i], shares[i] = cost[i + 1], noises[i + 1], shares[i + 1]
     if noise is not None:
         noise[:] = noises
-    if shared is not None:
-        shared[:] = [shared[0] * min(kept)]
+    if kept is not None:
+        kept[:] = (shares if moved and isinstance(overlap, tuple) else
+                   [min([1.0] + shares)] * len(GAPS))
     return cost
 
 
@@ -248,7 +261,8 @@ def between(cal, m, work, cost, i, delay=0.0, overlap=None):
     return mu, math.sqrt(max((hi - mu) * (mu - lo), 0.0))
 
 
-def choose_current(cal, m, work, whole=False, delay=0.0, overlap=None, spread=True):
+def choose_current(cal, m, work, whole=False, delay=0.0, overlap=None, spread=True,
+                   moved=True):
     """The cheapest threshold, unless its saving over 32 is within the
     noise of the parts of the two costs that differ (from read_noise and
     start_read_noise; none in runs from before they were measured), or
@@ -259,12 +273,12 @@ def choose_current(cal, m, work, whole=False, delay=0.0, overlap=None, spread=Tr
     that part's noise in each cost as if it were its own.  `delay`: the
     cost-based delay's sleep per page read through; `overlap`, its sleep
     per page to read where the reads go on while VACUUM sleeps (or
-    revision 27's tuple, cost_current()); `spread`
+    revision 27's tuple, cost_current()); `moved`: as cost_current(); `spread`
     (revision 26): the interpolation's spread between two calibrated
     densities counted, and where the cheapest threshold's saving cannot
     be told from the noise, the cheapest whose saving can be."""
-    noise, shared = [], []
-    cost = cost_current(cal, m, work, noise, shared, delay, overlap)
+    noise, shared, kept = [], [], []
+    cost = cost_current(cal, m, work, noise, shared, delay, overlap, kept=kept, moved=moved)
     t = cheapest(cost)
     i = GAPS.index(t)
     if t == GAPS[-1] or not (cost[i] > 0 and cost[-1] > 0):
@@ -279,7 +293,8 @@ def choose_current(cal, m, work, whole=False, delay=0.0, overlap=None, spread=Tr
         if whole:
             a, b, s = (noise[j] + shared[0] / cost[j], noise[-1] + shared[0] / cost[-1], 0.0)
         else:
-            a, b, s = noise[j], noise[-1], shared[0] * abs(1 / cost[j] - 1 / cost[-1])
+            a, b, s = noise[j], noise[-1], shared[0] * abs(kept[j] / cost[j] -
+                                                           kept[-1] / cost[-1])
         mu, g = (between(cal, m, work, cost, j, delay, overlap) if spread else
                  (math.log(cost[-1] / cost[j]), 0.0))
         return mu > one_sided_95(cal) * math.sqrt(a * a + b * b + s * s + g * g)
@@ -310,10 +325,13 @@ def choose_revision8(cal, m, work, delay=(0.0, 0.0)):
 # gives it; the revisions before 23 priced no delay)
 MODELS = {"current": lambda cal, m, work, delay: choose_current(
               cal, m, work, delay=sum(delay[:2]), overlap=current_overlap(delay)),
+          "revision 27": lambda cal, m, work, delay: choose_current(
+              cal, m, work, delay=sum(delay[:2]), overlap=current_overlap(delay), moved=False),
           "revision 26": lambda cal, m, work, delay: choose_current(
-              cal, m, work, delay=sum(delay[:2]), overlap=overlapping(delay)),
+              cal, m, work, delay=sum(delay[:2]), overlap=overlapping(delay), moved=False),
           "revision 25": lambda cal, m, work, delay: choose_current(
-              cal, m, work, delay=sum(delay[:2]), overlap=overlapping(delay), spread=False),
+              cal, m, work, delay=sum(delay[:2]), overlap=overlapping(delay), spread=False,
+              moved=False),
           "revision 24": lambda cal, m, work, delay: choose_current(
               cal, m, work, delay=sum(delay[:2]), spread=False),
           "revision 23": lambda cal, m, work, delay: choose_current(cal, m, work, delay=delay[0],
@@ -457,7 +475,7 @@ def main(argv=None):
     print("Per model: geometric mean over the rows of time / the row's best fixed "
           "threshold, and (in brackets) the rows above stock's time beyond noise, "
           "paired by repetition.\n")
-    told = ("current", "revision 26", "revision 19")
+    told = ("current", "revision 27", "revision 19")
     print(f"| run | rows | {' | '.join(names)} | left out | "
           f"the run's autotuner: = {', = '.join(told)} |")
     print("|---" * (len(names) + 4) + "|")

@@ -63,3 +63,25 @@ def current_overlap(delay):
     """The current model's overlap: revision 27's where the note says how
     VACUUM naps, revision 26's elsewhere."""
     return hiding(delay) or overlapping(delay)
+
+
+def unhidden(x, sleep, nap, ahead, ios):
+    """Of a reading of x µs in `ios` reads at most, what naps of `nap` µs,
+    `sleep` µs in all, do not hide, each the `ahead` reads issued before it
+    at the reading's time per read (model.cpp's hidden_by_sleep())."""
+    if not (x > 0 and sleep > 0 and ios > 0):
+        return x
+    return x - min(sleep, x, sleep / nap * ahead * x / ios)
+
+
+def reading_share(read, sleep, nap, ahead, ios, sigma):
+    """How much of an error of the reading passes into a cost, per µs
+    (model.cpp's reading_share(), revision 28): the larger of the cost's
+    moves with the reading sigma µs (its noise) dearer or cheaper; where
+    sigma is 0, the share not hidden (revision 27's rule)."""
+    def left(x):
+        return unhidden(x, sleep, nap, ahead, ios)
+    if not sigma > 0:
+        return left(read) / read if read > 0 else 0.0
+    return max(left(read + sigma) - left(read),
+               left(read) - left(max(read - sigma, 0.0))) / sigma

@@ -202,14 +202,16 @@ def test_transcription_chooses_what_revision_26_chose():
 
 
 def test_transcription_chooses_what_revision_27_chose():
-    """On the default run of revision 27 under the delay the current model
-    chooses what the run's autotuner chose; revision 26 otherwise only with
-    one read issued ahead (latency-serial), where it prices the sleep and
-    the reading as their sum."""
+    """On the default run of revision 27 under the delay revision 27's
+    transcription chooses what the run's autotuner chose, and so does the
+    current model, whose noise differs there but not enough to change a
+    choice; revision 26 otherwise only with one read issued ahead
+    (latency-serial), where it prices the sleep and the reading as their
+    sum."""
     run = RESULTS / "2026-12-07-vm-2c24g-default-delay-rev27"
     out, left_out, agree, compared = replay.replay(run)
     assert not left_out and len(out["current"]) == 56
-    assert compared >= 56 * 3 and agree["current"] == compared
+    assert compared >= 56 * 3 and agree["revision 27"] == agree["current"] == compared
     assert agree["revision 26"] < compared
     for cur, r26 in zip(out["current"], out["revision 26"]):
         if cur[1] != r26[1]:

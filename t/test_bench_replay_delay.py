@@ -175,3 +175,37 @@ def test_the_delay_moves_choices_down():
                 assert replay.MODELS["revision 23"](cal, m, work, miss) == before[4]
                 assert replay.MODELS["revision 22"](cal, m, work, miss) == before[0]
     assert lowered > 0
+
+
+def test_reading_error_counts_as_far_as_it_moves_the_cost():
+    """Where the reads go on while VACUUM sleeps, an error of the reading
+    passes into a cost as far as it moves it (model.cpp's
+    reading_share(), its unit test's cases): whole where the naps hide
+    all the sleep (the reading the longer), and near where they stop
+    hiding all the reading, by how far its noise either way reaches past
+    that; revision 27 counted the share not hidden."""
+    dens = [0.01, 1 / 57, 1 / 33, 1 / 17, 1 / 9, 0.2, 1 / 3, 0.5]
+    flat = [[50.0] * len(replay.GAPS) for _ in dens]
+    cal = dict(densities=dens, read_us=flat, start_read_us=flat, read_noise=[0.05] * 8,
+               start_read_noise=[0.05] * 8, rounds=100, cpu_page_us=0.0, cpu_tuple_us=0.0)
+    rng = random.Random(3)
+    m = replay.map_counts([p for p in range(10000) if rng.random() < 0.05], 10000)
+
+    def priced(overlap, moved=True):
+        noise, shared, kept = [], [], []
+        cost = replay.cost_current(cal, m, 0.0, noise, shared, 1.0, overlap, kept=kept,
+                                   moved=moved)
+        return cost[0], noise[0] * cost[0], shared[0], kept[0]
+    read, spread, stream, share = priced(None)
+    sigma = spread + stream
+    assert share == 1.0 and m["read_through"][0] == 0 and sigma > 500
+    # naps of 0.5 ms, 16 reads issued ahead: each hides more than it lasts
+    needed = m["needed"]
+    longer = (0.2 * read / needed, 500.0, 16, 16)
+    assert priced(longer) == pytest.approx((read, spread, stream, 1.0))
+    assert priced(longer, moved=False)[3] <= 0.8 + 1e-9    # the least share not hidden
+    turn = ((read + 500) / needed, 500.0, 16, 16)
+    cost, noisy, _, share = priced(turn)
+    assert cost == pytest.approx(read + 500) and share == pytest.approx((sigma - 500) / sigma)
+    assert noisy == pytest.approx(spread * share)
+    assert priced(turn, moved=False)[3] == 0.0

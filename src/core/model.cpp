@@ -214,6 +214,17 @@ double hidden_by_sleep(const CostModel &model, double reads, double sleep, doubl
 	return std::min({sleep, reads, sleep / model.nap * per_nap});
 }
 
+double reading_share(const CostModel &model, double reads, double sleep, double ios,
+					 double noise)
+{
+	auto left = [&](double x) { return x - hidden_by_sleep(model, x, sleep, ios); };
+	if (!(noise > 0.0))
+		return reads > 0.0 ? left(reads) / reads : 0.0;
+	return std::max(left(reads + noise) - left(reads),
+					left(reads) - left(std::max(reads - noise, 0.0))) /
+		noise;
+}
+
 double reads_at_most(const CostModel &model, double pages_scanned, double io_runs)
 {
 	return io_runs + pages_scanned / std::max(model.io_combine, 1.0);
@@ -224,6 +235,7 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 					 double delay_needed, double delay_nap)
 {
 	CostModel m{};
+	std::fill(m.kept, m.kept + kGapCount, 1.0);
 	m.concurrency = vacuum_read_concurrency(in);
 	m.reads_ahead = std::max(in.maintenance_io_concurrency, 1);
 	m.io_combine = std::max(in.io_combine_limit, 1);
@@ -256,30 +268,31 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 		m.noise_dof = c.noise_dof;
 		const double work_noise = measured_noise(c, m.run_density);
 		// A threshold's cost with the runs priced at the figures of density
-		// `at`; where not null, *spread its parts' noise (the part the
-		// sleep covers left out), *shared the stream's, *kept the share of
-		// the reading the sleep does not cover.
+		// `at`; where not null, *spread its parts' noise and *kept how much
+		// of the reading's error passes into the cost (reading_share()), the
+		// spread so counted, *shared the stream's noise.
 		auto price = [&](int t, double at, double *spread, double *shared, double *kept) {
-			double start = 0.0, rest = 0.0, noisy = 0.0;
+			double start = 0.0, rest = 0.0, noisy = 0.0, stream = 0.0;
 			if (map != nullptr)
 				calibrated_reads(m, c, kGaps[t], map->needed + map->read_through[t],
-								 map->read_through[t], at, &start, &rest, &noisy, shared);
+								 map->read_through[t], at, &start, &rest, &noisy, &stream);
+			if (shared != nullptr)
+				*shared = stream;
 			const double through = map != nullptr ?
 				static_cast<double>(map->read_through[t]) : 0.0;
 			const double work = through * m.cpu_page;
 			const double reads = start + rest;
 			double cost, share = 1.0;
 			if (m.sleep_overlaps) {
-				// the reading, the sleeping, less what the sleeping hides:
-				// that part of the reading is not in the cost, nor in its
-				// noise
+				// the reading, the sleeping, less what the sleeping hides;
+				// the reading's error, its noise either way, moves that
 				const double needed = map != nullptr ? static_cast<double>(map->needed) : 0.0;
 				const double sleep = needed * m.delay_needed + through * m.delay_page;
-				const double hidden = hidden_by_sleep(
-					m, reads, sleep,
-					reads_at_most(m, needed + through,
-								  map != nullptr ? static_cast<double>(map->io_runs[t]) : 0.0));
-				share = reads > 0.0 ? (reads - hidden) / reads : 0.0;
+				const double ios = reads_at_most(
+					m, needed + through,
+					map != nullptr ? static_cast<double>(map->io_runs[t]) : 0.0);
+				const double hidden = hidden_by_sleep(m, reads, sleep, ios);
+				share = reading_share(m, reads, sleep, ios, noisy + stream);
 				cost = work + reads + sleep - hidden;
 			} else
 				cost = reads + work + through * m.delay_page;
@@ -298,11 +311,9 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 		// the pages read on in a stream: the same part, and noise, at every
 		// threshold
 		double shared = 0.0;
-		double least_kept = 1.0;
 		for (int t = 0; t < kGapCount; t++) {
-			double spread = 0.0, kept = 1.0;
-			m.cost[t] = price(t, m.run_density, &spread, &shared, &kept);
-			least_kept = std::min(least_kept, kept);
+			double spread = 0.0;
+			m.cost[t] = price(t, m.run_density, &spread, &shared, &m.kept[t]);
 			// each part's figures as noisy as measured at the density it is
 			// priced at, the parts weighted by their shares of the cost and
 			// added (the most their noise can add up to, however the parts'
@@ -314,11 +325,12 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 			m.noise[t] = m.cost[t] > 0.0 ? (spread + work * work_noise) / m.cost[t] :
 				work_noise;
 		}
-		m.shared_noise = m.sleep_overlaps ? shared * least_kept : shared;
+		m.shared_noise = shared;
 		for (int t = kGapCount - 2; t >= 0; t--)
 			if (same_pages(t)) {
 				m.cost[t] = m.cost[t + 1];
 				m.noise[t] = m.noise[t + 1];
+				m.kept[t] = m.kept[t + 1];
 			}
 		// Each saving's logarithm, and between two calibrated densities how
 		// far the interpolation may be off: priced with either neighbour's
@@ -378,6 +390,17 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 
 namespace {
 
+// The part both costs share (the pages read on in a stream) moves both
+// alike: in the logarithm of their ratio its error counts only by the
+// difference of its shares of the two, each as much of it as passes into
+// that cost.
+double shared_in_ratio(const CostModel &model, int t)
+{
+	constexpr int s = kGapCount - 1;
+	return std::max(model.shared_noise, 0.0) *
+		std::fabs(model.kept[t] / model.cost[t] - model.kept[s] / model.cost[s]);
+}
+
 // The index in kGaps of the cheapest threshold (told: of those whose
 // saving over stock's lies beyond the calibration's noise, stock's where
 // none does); from the stock threshold down, so that a tie keeps the
@@ -408,10 +431,7 @@ bool saving_within_noise(const CostModel &model, int t)
 		return true;   // a single round: its noise was never measured
 	const double a = std::max(model.noise[t], 0.0);
 	const double b = std::max(model.noise[kGapCount - 1], 0.0);
-	// the part both costs share moves both alike: in the logarithm of
-	// their ratio its error counts only by the difference of its shares
-	const double s = std::max(model.shared_noise, 0.0) *
-		std::fabs(1 / model.cost[t] - 1 / stock);
+	const double s = shared_in_ratio(model, t);
 	// and between two calibrated densities, how far the interpolation may
 	// be off (not a number: nothing can be told)
 	if (std::isnan(model.between[t]))
@@ -521,8 +541,7 @@ void explain(const Decision &d, const RelationInputs &in, std::uint32_t t,
 				"calibrated densities)",
 				as, kGaps[c], 100 * (1 - m.cost[c] / m.cost[kGapCount - 1]),
 				100 * m.noise[c], 100 * m.noise[kGapCount - 1],
-				100 * m.shared_noise *
-					std::fabs(1 / m.cost[c] - 1 / m.cost[kGapCount - 1]),
+				100 * shared_in_ratio(m, c),
 				100 * m.between[c]);
 	} else if (!(in.storage.seq_page_cost > 0.0))
 		n = std::snprintf(out, size,

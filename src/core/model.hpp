@@ -160,8 +160,8 @@ struct CostModel {
 	// it sleeps, performed by I/O workers or the kernel, so that a
 	// threshold costs VACUUM's work on the pages it reads through, its
 	// reading and its sleeping, less the reading its naps hide
-	// (hidden_by_sleep()).  The part of the reading hidden no longer counts
-	// towards a cost's noise.  reads_ahead: how many reads the stream has
+	// (hidden_by_sleep()).  An error of the reading then passes into a cost
+	// only in part (kept[], below).  reads_ahead: how many reads the stream has
 	// issued at most (maintenance_io_concurrency; at least 1); nap: how
 	// long one of VACUUM's sleeps lasts at least, in microseconds
 	// (vacuum_cost_delay); io_combine: the most pages one read holds
@@ -178,9 +178,13 @@ struct CostModel {
 	// out.  Those are priced with one figure at every threshold, the same
 	// part of every cost: shared_noise is how far that part may be off, in
 	// `unit`s (its pages times that figure's noise).  noise_dof: the
-	// degrees of freedom those noises were estimated from.
+	// degrees of freedom those noises were estimated from.  kept[t]: how
+	// much of an error of the reading passes into cost[t], 1 unless the
+	// reads go on while VACUUM sleeps (reading_share()); both noises count
+	// so.
 	double noise[kGapCount];
 	double shared_noise;
+	double kept[kGapCount];
 	int noise_dof;
 	// The saving over stock's threshold a saving's test judges,
 	// ln(cost[32] / cost[t]), and how far it may be off because the map is
@@ -266,6 +270,18 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 // (reads_at_most()) and hide as much as the sleep or the reading lasts.
 double hidden_by_sleep(const CostModel &model, double reads, double sleep, double ios);
 
+// How much of an error in the reading passes into a threshold's cost, per
+// microsecond of it: the cost is reads + sleep - hidden_by_sleep(), which
+// moves with the reading by 1 where the naps hide all the sleep (the
+// reading the longer), by less where they hide part of the reading, by
+// none where they hide all of it; `noise` microseconds of the reading's
+// error (its figures' noise) either way, the larger of the two moves per
+// microsecond, so that near where one case turns into another an error of
+// that size counts as it would move the cost; without noise, the share of
+// the reading not hidden.
+double reading_share(const CostModel &model, double reads, double sleep, double ios,
+					 double noise);
+
 // The reads VACUUM issues for `pages_scanned` pages in `io_runs` runs of
 // consecutive pages at most: a run of L pages takes L / io_combine reads
 // rounded up, no more than one read more than L / io_combine.
@@ -309,8 +325,9 @@ std::uint32_t cheapest_threshold(const CostModel &model);
 // (between two calibrated densities within its neighbours' bounds), at
 // most one_sided_95(noise_dof) times the noise of that difference,
 // sqrt(noise[t]^2 + noise[32]^2 + s^2 + between[t]^2), where s =
-// shared_noise * |1/cost(t) - 1/cost(32)|: an error of the part both costs
-// share moves the two alike and their ratio only by that much.  Where the
+// shared_noise * |kept[t]/cost(t) - kept[32]/cost(32)|: an error of the
+// part both costs share moves the two alike and their ratio only by that
+// much.  Where the
 // noise rests on no degrees of freedom (a calibration of one round, which
 // cannot show a spread), or between[t] is not a number, every saving
 // counts as within it: Student's t has no quantile there.

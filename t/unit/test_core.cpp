@@ -1463,6 +1463,29 @@ void test_cost_delay_overlap()
 	const CostModel long_naps = cost_model(one, both(c), 100, &map, 20, 230, 20000);
 	check(near(long_naps.cost[0], 25000 + 115000 - hidden / 10),
 		  "one read ahead: longer naps, fewer of them, hide less");
+	// naps of 0.5 ms, 16 reads ahead: each hides 16 reads at the reading's
+	// 25,000 / 506.25 µs a read, longer than the nap.  With 10 µs slept a
+	// page to read (5,000 in all) the naps hide all the sleep, and the
+	// reading, the longer, passes into the cost whole, its error too
+	const CostModel reading = cost_model(in, both(c), 100, &map, 1, 10, 500);
+	check(reading.sleep_overlaps && near(reading.cost[0], off.cost[0]) &&
+			  near(reading.kept[0], 1) && near(reading.noise[0], off.noise[0]),
+		  "overlap, the reading the longer: its noise whole");
+	// 51 µs a page to read, 25,500 slept: the naps hide all the reading,
+	// 500 µs short of the sleep.  An error of the reading's noise, sigma
+	// (its runs' figures and the stream's), either way: dearer by sigma it
+	// costs sigma - 500 more, cheaper nothing less
+	const double sigma = off.noise[0] * off.cost[0] + off.shared_noise;
+	const CostModel near_turn = cost_model(in, both(c), 100, &map, 1, 51, 500);
+	check(near(near_turn.cost[0], 25500) && sigma > 500 &&
+			  near(near_turn.kept[0], (sigma - 500) / sigma) &&
+			  near(near_turn.noise[0] * near_turn.cost[0],
+				   off.noise[0] * off.cost[0] * (sigma - 500) / sigma),
+		  "overlap, the reading a little shorter than the sleep: the noise as far as "
+		  "it moves the cost");
+	check(near(on.kept[0], 0) && near(serial.kept[0], (25000 - hidden) / 25000) &&
+			  near(off.kept[0], 1),
+		  "overlap: the share of the reading's error in the cost, linear away from a turn");
 	// the decision of test_cost_delay()'s map and calibration at autovacuum's
 	// defaults: 1,000 pages to read at 200 µs at 1 to 8 (200,000) against
 	// 20 at 32 (20,000) with 8,000 pages read through (80,000 of work); the
