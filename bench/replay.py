@@ -169,8 +169,7 @@ def cost_current(cal, m, work, noise=None, shared=None, delay=0.0, overlap=None,
     list, gets their part's noise in µs (the same in every cost); `kept`,
     a list, how much of the reading's error passes into each cost (with
     `moved` False, or before revision 27, the least of them, for every
-    cost).  `at`: the density
-    whose figures price the runs, d where None."""
+    cost).  `at`: the density whose figures price the runs, d where None."""
     densest = cal["densities"][-1]
     runs = m["io_runs"][0]
     skippable = m["rel_pages"] - m["needed"]
@@ -273,8 +272,8 @@ def choose_current(cal, m, work, whole=False, delay=0.0, overlap=None, spread=Tr
     that part's noise in each cost as if it were its own.  `delay`: the
     cost-based delay's sleep per page read through; `overlap`, its sleep
     per page to read where the reads go on while VACUUM sleeps (or
-    revision 27's tuple, cost_current()); `moved`: as cost_current(); `spread`
-    (revision 26): the interpolation's spread between two calibrated
+    revision 27's tuple, cost_current()); `moved`: as cost_current();
+    `spread` (revision 26): the interpolation's spread between two calibrated
     densities counted, and where the cheapest threshold's saving cannot
     be told from the noise, the cheapest whose saving can be."""
     noise, shared, kept = [], [], []
@@ -402,9 +401,9 @@ def row_maps(calib, row, cols):
     reps = sorted(set.intersection(*(set(cols.get(str(g), {})) for g in GAPS)))
     maps = {}
     for rep in reps:
-        kept = {cols[str(g)][rep].get("map") or "" for g in GAPS}
-        if len(kept) == 1 and "" not in kept:
-            m = json.loads(kept.pop())     # the map every threshold found
+        found = {cols[str(g)][rep].get("map") or "" for g in GAPS}
+        if len(found) == 1 and "" not in found:
+            m = json.loads(found.pop())    # the map every threshold found
         else:
             needed = rebuild(workload, frac, rep, pages, tpp)
             if needed is None:

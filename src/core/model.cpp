@@ -285,7 +285,7 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 			double cost, share = 1.0;
 			if (m.sleep_overlaps) {
 				// the reading, the sleeping, less what the sleeping hides;
-				// the reading's error, its noise either way, moves that
+				// an error of the reading moves that by reading_share() of it
 				const double needed = map != nullptr ? static_cast<double>(map->needed) : 0.0;
 				const double sleep = needed * m.delay_needed + through * m.delay_page;
 				const double ios = reads_at_most(

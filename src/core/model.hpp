@@ -160,10 +160,10 @@ struct CostModel {
 	// it sleeps, performed by I/O workers or the kernel, so that a
 	// threshold costs VACUUM's work on the pages it reads through, its
 	// reading and its sleeping, less the reading its naps hide
-	// (hidden_by_sleep()).  An error of the reading then passes into a cost
-	// only in part (kept[], below).  reads_ahead: how many reads the stream has
-	// issued at most (maintenance_io_concurrency; at least 1); nap: how
-	// long one of VACUUM's sleeps lasts at least, in microseconds
+	// (hidden_by_sleep()).  An error of the reading then passes into a
+	// cost only in part (kept[], below).  reads_ahead: how many reads the
+	// stream has issued at most (maintenance_io_concurrency; at least 1);
+	// nap: how long one of VACUUM's sleeps lasts at least, in microseconds
 	// (vacuum_cost_delay); io_combine: the most pages one read holds
 	// (io_combine_limit).
 	bool sleep_overlaps;
