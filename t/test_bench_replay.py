@@ -218,6 +218,23 @@ def test_transcription_chooses_what_revision_27_chose():
             assert cur[0][2] == "latency-serial", cur[0]
 
 
+def test_transcription_chooses_what_revision_28_chose_on_kept_maps():
+    """Revision 28's held-out run, whose wide and pgbench rows no seed
+    rebuilds, replays from the maps runs.csv keeps: every row, and on
+    every repetition's map the current model chooses what the run's
+    autotuner chose; revision 27 otherwise on some, all 18.6's with the
+    reads going on while VACUUM sleeps."""
+    run = RESULTS / "2026-12-07-vm-2c24g-held-out-delay-rev28"
+    out, left_out, agree, compared = replay.replay(run)
+    assert not left_out and len(out["current"]) == 44
+    assert {row[3] for row, *_ in out["current"]} == {"wide", "pgbench"}
+    assert compared >= 44 * 3 and agree["current"] == compared
+    assert agree["revision 27"] < compared
+    for cur, r27 in zip(out["current"], out["revision 27"]):
+        if cur[1] != r27[1]:
+            assert cur[0][0] == "18-patched", cur[0]
+
+
 def test_between_densities_keeps_32_where_the_figures_switch():
     """The row revision 25 read slower than stock (15.18, buffered reads,
     the latency profile, uniform 2.5e-4): its maps (d = 0.0234 to 0.0237)
