@@ -243,7 +243,7 @@ class Bench:
         for col in todo:
             t0 = time.monotonic()
             note, modified = table.prepare_point(node, conn, change)
-            vm = workloads.visibility_map(conn, table.relation)
+            vm = workloads.kept_map(conn, table.relation)
             thr = column_threshold(col, settings[w])
             # what the autotuner would choose now, before every column alike
             e = harness.autotuned(conn, table.relation)

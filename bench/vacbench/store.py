@@ -7,7 +7,7 @@ import csv
 # reads ... probe_unsupported: bench/slowread.c's counters during the timed
 # VACUUM (harness.COUNTERS); modified: pages the point left not all-visible;
 # map: what VACUUM reads at each threshold on the visibility map the point
-# left (workloads.visibility_map(); runs from before 2026-12-07 lack it).
+# left (workloads.kept_map(); runs from before 2026-12-07 lack it).
 CSV_FIELDS = ("phase", "server", "major", "mode", "profile", "workload", "pages", "frac",
               "rep", "threshold", "ms", "scanned", "rel_pages", "modified", "reads",
               "penalised", "bytes", "uncached", "uncached_bytes", "delay_us",

@@ -13,7 +13,7 @@ import json
 import random
 
 from pgkit.proc import run
-from pgkit.tables import relation_pages
+from pgkit.tables import relation_pages, visibility_map
 
 from bench.vacbench.harness import freeze
 from bench.vacbench.progress import log
@@ -28,15 +28,13 @@ def not_all_visible(conn, rel):
     return pages - visible
 
 
-def visibility_map(conn, rel):
+def kept_map(conn, rel):
     """What VACUUM reads of rel at each threshold as its visibility map
     stands (map_counts()), as JSON: kept with each measurement, so that a
     run can be replayed where its change cannot be rebuilt offline."""
-    pages, needed = conn.execute(
-        "SELECT count(*), coalesce(array_agg(blkno ORDER BY blkno) FILTER "
-        "(WHERE NOT all_visible), '{}') FROM pg_visibility_map(%s::regclass)",
-        (rel,)).fetchone()
-    return json.dumps(map_counts(needed, pages), separators=(",", ":"))
+    vm = visibility_map(conn, rel)
+    needed = [p for p, (all_visible, _) in enumerate(vm) if not all_visible]
+    return json.dumps(map_counts(needed, len(vm)), separators=(",", ":"))
 
 
 def map_counts(needed_pages, rel_pages, gaps=(1, 2, 4, 8, 16, 32)):
