@@ -57,6 +57,7 @@ CREATE FUNCTION explain_threshold(
     OUT map_density float8,
     OUT map_runs bigint,
     OUT costs float8[],
+    OUT cpu_shares float8[],
     OUT relfrozenxid_age bigint,
     OUT freeze_table_age bigint,
     OUT relminmxid_age bigint,
@@ -106,10 +107,12 @@ CREATE FUNCTION calibrate(
     OUT start_read_noise float8[],
     OUT cpu_page_us float8,
     OUT cpu_tuple_us float8,
+    OUT read_cpu_share float8[],
     OUT round_read_us float8[],
     OUT round_start_read_us float8[],
     OUT round_requests float8[],
-    OUT round_start_requests float8[])
+    OUT round_start_requests float8[],
+    OUT round_cpu_share float8[])
 RETURNS record
 AS 'MODULE_PATHNAME', 'vacskip_calibrate'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;

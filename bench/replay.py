@@ -11,27 +11,22 @@ priced with the run's own calibration.  So a
 model is judged on the very measurements of the fixed thresholds, and two
 models on the same runs are paired by construction.  The models:
 
-  current     src/core/model.cpp's calibrated path (model.md; revisions 14 to 22
-              price alike), transcribed: a saving must exceed the noise of
-              the parts of the two costs that differ (revisions 20 to 26);
-              each page read through costs VACUUM's cost-based delay as
-              well, its page's vacuum_cost_page_miss and the free space
-              map's vacuum_cost_page_hit (revision 24; delay_parts()), and
-              where the reads go on while VACUUM sleeps (18, two reads in
-              flight or more) a threshold costs its work on the pages it
-              reads through and the longer of its reading and its sleeping,
-              each page to read sleeping vacuum_cost_page_dirty's points
-              more (revision 25); between two calibrated densities the
-              noise counts how far the interpolation may be off
-              (revision 26, between()); where the reads go on while
-              VACUUM sleeps (18, io_method worker or io_uring, one read
-              issued ahead or more) a threshold costs its work, its reading
-              and its sleeping less what its naps hide, each nap the reads
-              issued before it, maintenance_io_concurrency of them at most
-              (revision 27, hiding(); on runs whose notes keep no delay
-              settings, revision 26's rule), and the reading's error
-              counts in each cost as far as its noise, either way, moves
-              that cost (revision 28, reading_share())
+  current     src/core/model.cpp's calibrated path (model.md), transcribed:
+              a saving must exceed the noise of the parts of the two costs
+              that differ (revisions 20 to 26), between two calibrated
+              densities how far the interpolation may be off included
+              (revision 26, between()); each page read through costs
+              VACUUM's cost-based delay as well (revision 24,
+              delay_parts()); where the reads go on while VACUUM sleeps
+              (18, io_method worker or io_uring) a threshold costs its
+              work, its reading and its sleeping less what its naps hide,
+              each the reads issued before it (revision 27, hiding(); on
+              runs whose notes keep no delay settings, revision 26's
+              rule), the reading's error counted as far as it moves that
+              cost (revision 28, reading_share()), no nap hiding the
+              reading's share on a CPU, as calibrate() measured it
+              (revision 29, cpu_share(); none where it measured none)
+  revision 28 the same, all of the reading hideable
   revision 27 the same, the reading's error counted for the share of it
               the naps do not hide, the least of them in the stream's part
   revision 26 the same, the longer of the reading and the sleeping where
@@ -83,8 +78,8 @@ from pathlib import Path
 
 from bench.vacbench import stats, store, workloads
 from bench.vacbench.workloads import map_counts
-from bench.replay_delay import (current_overlap, delay_parts, overlapping, reading_share,
-                                 unhidden)
+from bench.replay_delay import (cpu_share, current_overlap, delay_parts, overlapping,
+                                 reading_share, unhidden)
 
 GAPS = (1, 2, 4, 8, 16, 32)
 ONE_SIDED_95 = 1.645     # revision 11's quantile, the normal's
@@ -145,7 +140,7 @@ def one_sided_95(cal):
 
 
 def cost_current(cal, m, work, noise=None, shared=None, delay=0.0, overlap=None, at=None,
-                 kept=None, moved=True):
+                 kept=None, moved=True, cpu=True):
     """model.md: each run of pages to read priced as a run of the scattered
     map whose skippable runs are as long on average, d = runs / skippable;
     the pages beyond that map's 1 / (1 - d) per run at the streaming rate;
@@ -162,7 +157,9 @@ def cost_current(cal, m, work, noise=None, shared=None, delay=0.0, overlap=None,
     per run than its pages over the pages a read holds (model.cpp's
     hidden_by_sleep() and reads_at_most()), the reading's noise as far as
     an error of that size moves the cost (revision 28, reading_share();
-    `moved` False: as far as the naps do not hide it, revision 27);
+    `moved` False: as far as the naps do not hide it, revision 27), no
+    nap hiding the reading's share on a CPU (revision 29, cpu_share();
+    `cpu` False: all of it hideable);
     thresholds that read the same pages cost the same.  `noise`, a list,
     gets each cost's noise: its parts' figures' noise weighted by their
     shares of it, the pages read on in a stream left out; `shared`, a
@@ -202,9 +199,10 @@ def cost_current(cal, m, work, noise=None, shared=None, delay=0.0, overlap=None,
             per_needed, nap, ahead, combine = overlap
             sleep = m["needed"] * per_needed + m["read_through"][i] * delay
             ios = m["io_runs"][i] + (m["needed"] + m["read_through"][i]) / combine
-            c = work_cost + sleep + unhidden(read, sleep, nap, ahead, ios)
+            s = cpu_share(cal, at, g) if cpu else 0.0
+            c = work_cost + sleep + unhidden(read, sleep, nap, ahead, ios, s)
             shares.append(reading_share(read, sleep, nap, ahead, ios,
-                                        spread + streamed if moved else 0.0))
+                                        spread + streamed if moved else 0.0, s))
             spread *= shares[-1]
         elif overlap is not None:
             sleep = m["needed"] * overlap + m["read_through"][i] * delay
@@ -238,7 +236,7 @@ def cheapest(cost, among=None):
     return GAPS[best]
 
 
-def between(cal, m, work, cost, i, delay=0.0, overlap=None):
+def between(cal, m, work, cost, i, delay=0.0, overlap=None, cpu=True):
     """Revision 26 (model.hpp's saving[] and between[]): the saving's
     logarithm ln(cost[32] / cost[i]) a test judges, and how far it may be
     off where the map is priced between two calibrated densities.  Priced
@@ -253,7 +251,7 @@ def between(cal, m, work, cost, i, delay=0.0, overlap=None):
     k, w = locate(ds, d)
     if not 0.0 < w < 1.0:
         return mu, 0.0
-    ends = [cost_current(cal, m, work, delay=delay, overlap=overlap, at=x)
+    ends = [cost_current(cal, m, work, delay=delay, overlap=overlap, at=x, cpu=cpu)
             for x in (ds[k], ds[k + 1])]
     lo, hi = sorted(math.log(c[-1] / c[i]) for c in ends)
     mu = min(max(mu, lo), hi)
@@ -261,7 +259,7 @@ def between(cal, m, work, cost, i, delay=0.0, overlap=None):
 
 
 def choose_current(cal, m, work, whole=False, delay=0.0, overlap=None, spread=True,
-                   moved=True):
+                   moved=True, cpu=True):
     """The cheapest threshold, unless its saving over 32 is within the
     noise of the parts of the two costs that differ (from read_noise and
     start_read_noise; none in runs from before they were measured), or
@@ -272,12 +270,12 @@ def choose_current(cal, m, work, whole=False, delay=0.0, overlap=None, spread=Tr
     that part's noise in each cost as if it were its own.  `delay`: the
     cost-based delay's sleep per page read through; `overlap`, its sleep
     per page to read where the reads go on while VACUUM sleeps (or
-    revision 27's tuple, cost_current()); `moved`: as cost_current();
+    revision 27's tuple, cost_current()); `moved`, `cpu`: as cost_current();
     `spread` (revision 26): the interpolation's spread between two calibrated
     densities counted, and where the cheapest threshold's saving cannot
     be told from the noise, the cheapest whose saving can be."""
     noise, shared, kept = [], [], []
-    cost = cost_current(cal, m, work, noise, shared, delay, overlap, kept=kept, moved=moved)
+    cost = cost_current(cal, m, work, noise, shared, delay, overlap, None, kept, moved, cpu)
     t = cheapest(cost)
     i = GAPS.index(t)
     if t == GAPS[-1] or not (cost[i] > 0 and cost[-1] > 0):
@@ -294,7 +292,7 @@ def choose_current(cal, m, work, whole=False, delay=0.0, overlap=None, spread=Tr
         else:
             a, b, s = noise[j], noise[-1], shared[0] * abs(kept[j] / cost[j] -
                                                            kept[-1] / cost[-1])
-        mu, g = (between(cal, m, work, cost, j, delay, overlap) if spread else
+        mu, g = (between(cal, m, work, cost, j, delay, overlap, cpu) if spread else
                  (math.log(cost[-1] / cost[j]), 0.0))
         return mu > one_sided_95(cal) * math.sqrt(a * a + b * b + s * s + g * g)
     if told(i):
@@ -324,6 +322,8 @@ def choose_revision8(cal, m, work, delay=(0.0, 0.0)):
 # gives it; the revisions before 23 priced no delay)
 MODELS = {"current": lambda cal, m, work, delay: choose_current(
               cal, m, work, delay=sum(delay[:2]), overlap=current_overlap(delay)),
+          "revision 28": lambda cal, m, work, delay: choose_current(
+              cal, m, work, delay=sum(delay[:2]), overlap=current_overlap(delay), cpu=False),
           "revision 27": lambda cal, m, work, delay: choose_current(
               cal, m, work, delay=sum(delay[:2]), overlap=current_overlap(delay), moved=False),
           "revision 26": lambda cal, m, work, delay: choose_current(
@@ -474,7 +474,7 @@ def main(argv=None):
     print("Per model: geometric mean over the rows of time / the row's best fixed "
           "threshold, and (in brackets) the rows above stock's time beyond noise, "
           "paired by repetition.\n")
-    told = ("current", "revision 27", "revision 19")
+    told = ("current", "revision 28", "revision 19")
     print(f"| run | rows | {' | '.join(names)} | left out | "
           f"the run's autotuner: = {', = '.join(told)} |")
     print("|---" * (len(names) + 4) + "|")

@@ -1,7 +1,8 @@
 """The cost-based delay's parts as a `make bench` run's notes keep them,
 for bench/replay.py: what VACUUM sleeps per page, and where its reads go
 on while it sleeps, how it naps (revision 27) or whether two or more
-reads were in flight (revisions 25 and 26)."""
+reads were in flight (revisions 25 and 26), and the reading's share on a
+CPU, which no nap hides (revision 29, cpu_share())."""
 
 import re
 
@@ -65,22 +66,41 @@ def current_overlap(delay):
     return hiding(delay) or overlapping(delay)
 
 
-def unhidden(x, sleep, nap, ahead, ios):
+def unhidden(x, sleep, nap, ahead, ios, cpu=0.0):
     """Of a reading of x µs in `ios` reads at most, what naps of `nap` µs,
     `sleep` µs in all, do not hide, each the `ahead` reads issued before it
-    at the reading's time per read (model.cpp's hidden_by_sleep())."""
+    at the waiting's time per read, the waiting the reading less its share
+    `cpu` on a CPU, which no nap hides (model.cpp's hidden_by_sleep())."""
+    wait = x * (1.0 - min(max(cpu, 0.0), 1.0))
     if not (x > 0 and sleep > 0 and ios > 0):
         return x
-    return x - min(sleep, x, sleep / nap * ahead * x / ios)
+    return x - min(sleep, wait, sleep / nap * ahead * wait / ios)
 
 
-def reading_share(read, sleep, nap, ahead, ios, sigma):
+def cpu_share(cal, d, t):
+    """model.cpp's measured_cpu_share(): the share of the reading on a CPU
+    at density d and threshold t, linear between the calibrated ones in the
+    logarithms of both (calibrate()'s read_cpu_share, revision 29); 0 where
+    the calibration did not measure it."""
+    from bench.replay import GAPS, locate
+    s = cal.get("read_cpu_share")
+    if not s:
+        return 0.0
+    di, dw = locate(cal["densities"], d)
+    ti, tw = locate([float(g) for g in GAPS], float(t))
+
+    def at(i):
+        return s[i][ti] * (1 - tw) + s[i][ti + 1] * tw
+    return at(di) * (1 - dw) + at(di + 1) * dw
+
+
+def reading_share(read, sleep, nap, ahead, ios, sigma, cpu=0.0):
     """How much of an error of the reading passes into a cost, per µs
     (model.cpp's reading_share(), revision 28): the larger of the cost's
     moves with the reading sigma µs (its noise) dearer or cheaper; where
     sigma is 0, the share not hidden (revision 27's rule)."""
     def left(x):
-        return unhidden(x, sleep, nap, ahead, ios)
+        return unhidden(x, sleep, nap, ahead, ios, cpu)
     if not sigma > 0:
         return left(read) / read if read > 0 else 0.0
     return max(left(read + sigma) - left(read),

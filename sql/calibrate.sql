@@ -20,7 +20,7 @@ SELECT vacskip.calibrate(NULL, 1) IS NULL AS null_tablespace,
        vacskip.calibrate('pg_default', NULL) IS NULL AS null_seconds,
        vacskip.forget_calibration(NULL) IS NULL AS null_forget;
 
--- a declaration from another version of the module (two columns fewer):
+-- a declaration from another version of the module (six columns fewer):
 -- refused before anything is measured
 CREATE FUNCTION vs_other_calibrate(tablespace name, seconds float8,
     OUT tablespace name, OUT measured_at timestamptz, OUT seconds float8,
@@ -30,6 +30,11 @@ CREATE FUNCTION vs_other_calibrate(tablespace name, seconds float8,
 RETURNS record AS '$libdir/vacskip', 'vacskip_calibrate' LANGUAGE C STRICT;
 SELECT vs_error_of($$SELECT vs_other_calibrate('pg_default', 1)$$);
 DROP FUNCTION vs_other_calibrate(name, float8);
+-- and explain_threshold()'s alike
+CREATE FUNCTION vs_other_explain(rel regclass, OUT relation regclass, OUT tablespace name)
+RETURNS record AS '$libdir/vacskip', 'vacskip_explain_threshold' LANGUAGE C STRICT;
+SELECT vs_error_of($$SELECT vs_other_explain('pg_class')$$);
+DROP FUNCTION vs_other_explain(regclass);
 
 -- superusers only: not granted to anyone, and refused even where granted
 CREATE ROLE vs_calib IN ROLE pg_stat_scan_tables;
@@ -91,7 +96,16 @@ SELECT tablespace, rounds >= 1 AS measured, seconds > 0 AS took_time,
          (SELECT bool_and(r IS NOT NULL AND r >= 0)
           FROM unnest(round_requests || round_start_requests) r) AND
          (round_start_requests = round_requests) = (io_path LIKE 'direct reads%')
-         AS requests_ok
+         AS requests_ok,
+       -- each pattern's share of its time on a CPU, per round, and the
+       -- median over the rounds
+       array_dims(round_cpu_share) = array_dims(round_read_us) AND
+         (SELECT bool_and(x BETWEEN 0 AND 1) FROM unnest(round_cpu_share) x) AND
+         array_dims(read_cpu_share) = '[1:8][1:6]' AND
+         (SELECT bool_and(abs(read_cpu_share[d][t] -
+                              (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x)
+                               FROM unnest(round_cpu_share[d:d][t:t][1:rounds]) x)) < 1e-12)
+          FROM generate_series(1, 8) d, generate_series(1, 6) t) AS cpu_share_ok
 FROM vs_measured;
 -- after a plain VACUUM every page is all-visible: only the last page must
 -- be read; with the hook the threshold is the cheapest of the priced ones
@@ -120,12 +134,13 @@ FROM vacskip.explain_threshold('vs_c');
 -- cpu_page_us + cpu_tuple_us per tuple), its reading (its cost without the
 -- delay, less that work) and its sleeping (that sleep for every page read
 -- through, and for every page it must read vacuum_cost_page_dirty points
--- more, the page dirtied), less what its naps hide: each nap of
--- vacuum_cost_delay at least, sleep / vacuum_cost_delay of them, hides
--- maintenance_io_concurrency reads at most, a read taking the reading over
--- its reads, io_runs + pages_scanned / io_combine_limit at most; in all no
--- more than the sleep or the reading.  explain_threshold() gives a manual
--- VACUUM's in this session.
+-- more, the page dirtied), less what its naps hide of its waiting (the
+-- reading less its share on a CPU, explain_threshold()'s cpu_shares): each
+-- nap of vacuum_cost_delay at least, sleep / vacuum_cost_delay of them,
+-- hides maintenance_io_concurrency reads at most, a read taking the
+-- waiting over its reads, io_runs + pages_scanned / io_combine_limit at
+-- most; in all no more than the sleep or the waiting.
+-- explain_threshold() gives a manual VACUUM's in this session.
 CREATE TABLE vs_d (id int, pad text) WITH (autovacuum_enabled = off, fillfactor = 50);
 INSERT INTO vs_d SELECT g, repeat('x', 900) FROM generate_series(1, 4000) g;
 VACUUM (FREEZE) vs_d;
@@ -146,10 +161,10 @@ SELECT n.cost_delay_per_page AS off, e.cost_delay_per_page AS at_delay,
                                 ELSE u.cn + s.pages_read_through * e.cost_delay_per_page END)
                 <= 1e-9 * u.ce) AS priced,
        e.io_method IS NULL OR e.io_method NOT IN ('worker', 'io_uring') OR
-       bool_and(abs(u.ce - (w.work + greatest(r.reading, z.sleep))) <= 1e-9 * u.ce)
-         AS naps_hide_all
+       bool_and(abs(u.ce - (w.work + greatest(r.reading, z.sleep + r.reading * u.cpu)))
+                <= 1e-9 * u.ce) AS naps_hide_all
 FROM vacskip.explain_threshold('vs_d') e, vs_nodelay n,
-     unnest(e.costs, n.costs, ARRAY[1, 2, 4, 8, 16, 32]) AS u(ce, cn, g)
+     unnest(e.costs, n.costs, e.cpu_shares, ARRAY[1, 2, 4, 8, 16, 32]) AS u(ce, cn, cpu, g)
      JOIN vacskip.simulate('vs_d') s ON s.threshold = u.g,
      LATERAL (SELECT s.pages_read_through *
                      (m.cpu_page_us + m.cpu_tuple_us * e.tuples_per_page) AS work
@@ -161,23 +176,25 @@ FROM vacskip.explain_threshold('vs_d') e, vs_nodelay n,
      LATERAL (SELECT (s.pages_scanned - s.pages_read_through) * e.cost_delay_per_page *
                        (p.miss + p.hit + p.dirty) / (p.miss + p.hit) +
                      s.pages_read_through * e.cost_delay_per_page AS sleep) z,
-     LATERAL (SELECT least(z.sleep, r.reading,
+     LATERAL (SELECT r.reading * (1 - u.cpu) AS waiting) q,
+     LATERAL (SELECT least(z.sleep, q.waiting,
                            z.sleep / (1000 * (SELECT setting::float8 FROM pg_settings
                                               WHERE name = 'vacuum_cost_delay')) *
                            current_setting('maintenance_io_concurrency')::float8 *
-                           r.reading / (s.io_runs + s.pages_scanned /
+                           q.waiting / (s.io_runs + s.pages_scanned /
                              e.io_combine_limit::float8)) AS hidden) h
 GROUP BY n.cost_delay_per_page, e.cost_delay_per_page, e.io_method;
 -- 16 reads issued ahead (18's default): at autovacuum's delay the naps'
 -- reads outnumber any threshold's, and the naps hide all the sleep or the
--- reading covers (the longer of the two)
+-- waiting covers: the longer of the reading and the sleep with the
+-- reading's time on a CPU
 SET vacuum_cost_delay = 2;
 SELECT off, at_delay, priced, naps_hide_all FROM vs_delayed
 WHERE current_setting('server_version_num')::int < 180000
    OR current_setting('maintenance_io_concurrency')::int = 16;
 -- three issued ahead (three performed at once by the I/O workers, as with
 -- 16: the calibration still holds): each nap hides three reads at most,
--- less than the reading its sleep could cover where the pages to read lie
+-- less than the waiting its sleep could cover where the pages to read lie
 -- apart (18); before 18 the sleep adds to the reading
 SET maintenance_io_concurrency = 3;
 SELECT off, at_delay, priced,

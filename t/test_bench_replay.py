@@ -233,6 +233,26 @@ def test_transcription_chooses_what_revision_28_chose_on_kept_maps():
     for cur, r27 in zip(out["current"], out["revision 27"]):
         if cur[1] != r27[1]:
             assert cur[0][0] == "18-patched", cur[0]
+    # its calibrations measured no share of the reading on a CPU: the
+    # current model prices them as revision 28
+    assert agree["revision 28"] == compared
+
+
+@pytest.mark.parametrize("run, rows", [("2026-12-07-vm-2c24g-cost-limit-1000-rev29", 16),
+                                       ("2026-12-07-vm-2c24g-held-out-delay-rev29", 44)])
+def test_transcription_chooses_what_revision_29_chose(run, rows):
+    """Revision 29's runs (under vacuum_cost_limit 1000, and held out): on
+    every repetition's map the current model chooses what the run's
+    autotuner chose; revision 28, which takes all of the reading for
+    waiting a nap can hide, otherwise on some, all 18.6's with the reads
+    going on while VACUUM sleeps."""
+    out, left_out, agree, compared = replay.replay(RESULTS / run)
+    assert not left_out and len(out["current"]) == rows
+    assert compared >= rows * 3 and agree["current"] == compared
+    assert agree["revision 28"] < compared
+    for cur, r28 in zip(out["current"], out["revision 28"]):
+        if cur[1] != r28[1]:
+            assert cur[0][0] == "18-patched", cur[0]
 
 
 def test_between_densities_keeps_32_where_the_figures_switch():

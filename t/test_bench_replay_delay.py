@@ -209,3 +209,41 @@ def test_reading_error_counts_as_far_as_it_moves_the_cost():
     assert cost == pytest.approx(read + 500) and share == pytest.approx((sigma - 500) / sigma)
     assert noisy == pytest.approx(spread * share)
     assert priced(turn, moved=False)[3] == 0.0
+
+
+def test_no_nap_hides_the_time_on_a_cpu():
+    """Where the reads go on while VACUUM sleeps, the naps hide only the
+    waiting, the reading less its share on a CPU (calibrate()'s
+    read_cpu_share; model.cpp's hidden_by_sleep(), its unit test's
+    cases): with 16 reads issued ahead and the sleep the longer, a cost is
+    the work, the sleep and the reading's time on a CPU; with one, each
+    nap hides one read's waiting; revision 28 (cpu False) and a
+    calibration that measured no share take all of the reading for
+    waiting."""
+    dens = [0.01, 1 / 57, 1 / 33, 1 / 17, 1 / 9, 0.2, 1 / 3, 0.5]
+    flat = [[50.0] * len(replay.GAPS) for _ in dens]
+    cal = dict(densities=dens, read_us=flat, start_read_us=flat, read_noise=[0.05] * 8,
+               start_read_noise=[0.05] * 8, rounds=100, cpu_page_us=2.0, cpu_tuple_us=0.08)
+    half = dict(cal, read_cpu_share=[[0.5] * len(replay.GAPS) for _ in dens])
+    rng = random.Random(5)
+    m = replay.map_counts([p for p in range(10000) if rng.random() < 0.05], 10000)
+    needed = m["needed"]
+
+    def priced(c, ahead, cpu=True):
+        return replay.cost_current(c, m, 10.0, delay=20.0, overlap=(230.0, 2000.0, ahead, 16),
+                                   cpu=cpu)
+    reading = [c - t * 10.0 for c, t in zip(replay.cost_current(cal, m, 10.0),
+                                            m["read_through"])]
+    sleep = [needed * 230.0 + t * 20.0 for t in m["read_through"]]
+    assert all(s > r for s, r in zip(sleep, reading))
+    assert priced(half, 16) == pytest.approx(
+        [t * 10.0 + s + r / 2 for t, s, r in zip(m["read_through"], sleep, reading)])
+    # one read ahead, at 1 (nothing read through): each nap one read's
+    # waiting, half the reading over its reads at most
+    naps, ios = sleep[0] / 2000.0, m["io_runs"][0] + needed / 16
+    assert m["read_through"][0] == 0 and naps * reading[0] / 2 / ios < reading[0] / 2
+    assert priced(half, 1)[0] == pytest.approx(reading[0] + sleep[0] -
+                                               naps * reading[0] / 2 / ios)
+    assert priced(half, 16, cpu=False) == pytest.approx(priced(cal, 16))
+    assert priced(cal, 16) == pytest.approx(
+        [t * 10.0 + max(s, r) for t, s, r in zip(m["read_through"], sleep, reading)])

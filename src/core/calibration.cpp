@@ -566,16 +566,18 @@ int format_calibration(const CalibrationRecord &r, char *out, std::size_t size)
 		r.rounds, r.server_major, r.direct_io ? 1 : 0, io_method_name(r.io_method),
 		r.io_workers, r.maintenance_io_concurrency, r.io_combine_limit, c.cpu_page_us,
 		c.cpu_tuple_us, c.noise_dof, r.limit_requests, r.limit_bytes);
-	// one line per density and part: "read_us_<d> " or "start_read_us_<d> "
-	// and the thresholds' figures; then the noises, one per density
-	for (int part = 0; part < 4; part++)
-		for (int d = 0; d < (part < 2 ? kDensityCount : 1) && n > 0 &&
+	// one line per density and part: "read_us_<d> ", "start_read_us_<d> "
+	// or "read_cpu_share_<d> " and the thresholds' figures; then the
+	// noises, one per density
+	for (int part = 0; part < 5; part++)
+		for (int d = 0; d < (part != 2 && part != 3 ? kDensityCount : 1) && n > 0 &&
 			 static_cast<std::size_t>(n) < size; d++) {
 			const double *row = part == 0 ? c.read_us[d] : part == 1 ? c.start_read_us[d] :
-				part == 2 ? c.read_noise : c.start_read_noise;
-			const int cols = part < 2 ? kGapCount : kDensityCount;
+				part == 2 ? c.read_noise : part == 3 ? c.start_read_noise : c.read_cpu_share[d];
+			const int cols = part == 2 || part == 3 ? kDensityCount : kGapCount;
 			int m = part < 2 ?
 				std::snprintf(out + n, size - n, "%sread_us_%d", part == 0 ? "" : "start_", d) :
+				part == 4 ? std::snprintf(out + n, size - n, "read_cpu_share_%d", d) :
 				std::snprintf(out + n, size - n, "%sread_noise", part == 2 ? "" : "start_");
 			for (int t = 0; t < cols && m > 0; t++) {
 				if (static_cast<std::size_t>(n + m) >= size)
@@ -627,6 +629,10 @@ bool parse_calibration(const char *text, std::size_t len, CalibrationRecord *out
 		std::snprintf(key, sizeof(key), "start_read_us_%d", d);
 		if (!field(text, len, key, line, sizeof(line)) ||
 			!numbers(line, r.costs.start_read_us[d], kGapCount))
+			return false;
+		std::snprintf(key, sizeof(key), "read_cpu_share_%d", d);
+		if (!field(text, len, key, line, sizeof(line)) ||
+			!numbers(line, r.costs.read_cpu_share[d], kGapCount))
 			return false;
 	}
 	if (!calibration_valid(r.costs) || !(r.limit_requests >= 0) || !(r.limit_bytes >= 0))

@@ -169,13 +169,14 @@ double density_figures(const double *samples, int patterns, int rounds, int stri
 					   const double *requests = nullptr);
 
 // The format of the text format_calibration() writes: a record of another
-// was measured otherwise and is not read (10: the patterns dirtied none of
+// was measured otherwise and is not read (11: the share of the reading
+// spent on a CPU not measured; 10: the patterns dirtied none of
 // the pages they read, which VACUUM's ring then writes back; 9: one map
 // per density, the same in every round, so that the noise did not show
 // how much what a map's layout favours varies from map to map; 8: every
 // noise understated, from rounds sorted before they were paired; 7: no
 // rate limits).
-constexpr int kCalibrationFormat = 11;
+constexpr int kCalibrationFormat = 12;
 
 // The "version" a stored text says it is of; -1 where it says none.
 int calibration_format(const char *text, std::size_t len);

@@ -65,6 +65,10 @@ bool calibration_valid(const Calibration &c)
 	for (int d = 0; d < kDensityCount; d++)
 		if (!finite_nonnegative(c.read_noise[d]) || !finite_nonnegative(c.start_read_noise[d]))
 			return false;
+	for (int d = 0; d < kDensityCount; d++)
+		for (int t = 0; t < kGapCount; t++)
+			if (!(c.read_cpu_share[d][t] >= 0.0 && c.read_cpu_share[d][t] <= 1.0))
+				return false;
 	return finite_nonnegative(c.cpu_page_us) && finite_nonnegative(c.cpu_tuple_us) &&
 		   c.noise_dof >= 0;
 }
@@ -108,20 +112,42 @@ double start_share(std::uint64_t rel_pages, std::uint64_t segment_pages)
 	return first / static_cast<double>(rel_pages);
 }
 
-double measured_read_us(const Calibration &c, double density, double threshold, bool start)
+namespace {
+
+// Where (density, threshold) falls among the calibrated ones: locate() of
+// each.
+void locate_pattern(double density, double threshold, int *di, double *dw, int *ti,
+					double *tw)
 {
 	double gaps[kGapCount];
 	for (int t = 0; t < kGapCount; t++)
 		gaps[t] = kGaps[t];
+	locate(kDensities, kDensityCount, density, di, dw);
+	locate(gaps, kGapCount, threshold, ti, tw);
+}
+
+}  // namespace
+
+double measured_read_us(const Calibration &c, double density, double threshold, bool start)
+{
 	int di, ti;
 	double dw, tw;
-	locate(kDensities, kDensityCount, density, &di, &dw);
-	locate(gaps, kGapCount, threshold, &ti, &tw);
+	locate_pattern(density, threshold, &di, &dw, &ti, &tw);
 	const auto &us = start ? c.start_read_us : c.read_us;
 	auto at = [&](int d) {
 		return std::log(us[d][ti]) * (1 - tw) + std::log(us[d][ti + 1]) * tw;
 	};
 	return std::exp(at(di) * (1 - dw) + at(di + 1) * dw);
+}
+
+double measured_cpu_share(const Calibration &c, double density, double threshold)
+{
+	int di, ti;
+	double dw, tw;
+	locate_pattern(density, threshold, &di, &dw, &ti, &tw);
+	const auto &s = c.read_cpu_share;
+	auto at = [&](int d) { return s[d][ti] * (1 - tw) + s[d][ti + 1] * tw; };
+	return at(di) * (1 - dw) + at(di + 1) * dw;
 }
 
 double stream_read_us(const Calibration &c, bool start)
@@ -206,18 +232,22 @@ double cost_delay_us(double delay_ms, int cost_limit, int page_miss, int page_hi
 	return 1000.0 * delay_ms * points / cost_limit;
 }
 
-double hidden_by_sleep(const CostModel &model, double reads, double sleep, double ios)
+double hidden_by_sleep(const CostModel &model, double reads, double sleep, double ios,
+					   double cpu_share)
 {
 	if (!model.sleep_overlaps || !(reads > 0.0 && sleep > 0.0 && ios > 0.0))
 		return 0.0;
-	const double per_nap = model.reads_ahead * reads / ios;
-	return std::min({sleep, reads, sleep / model.nap * per_nap});
+	const double waiting = reads * (1.0 - std::clamp(cpu_share, 0.0, 1.0));
+	const double per_nap = model.reads_ahead * waiting / ios;
+	return std::min({sleep, waiting, sleep / model.nap * per_nap});
 }
 
 double reading_share(const CostModel &model, double reads, double sleep, double ios,
-					 double noise)
+					 double noise, double cpu_share)
 {
-	auto left = [&](double x) { return x - hidden_by_sleep(model, x, sleep, ios); };
+	auto left = [&](double x) {
+		return x - hidden_by_sleep(model, x, sleep, ios, cpu_share);
+	};
 	if (!(noise > 0.0))
 		return reads > 0.0 ? left(reads) / reads : 0.0;
 	return std::max(left(reads + noise) - left(reads),
@@ -266,6 +296,8 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 			(in.io_method == IoMethod::kWorker || in.io_method == IoMethod::kIoUring);
 		m.skip_cost = m.seq_cost = 0.0;
 		m.noise_dof = c.noise_dof;
+		for (int t = 0; t < kGapCount; t++)
+			m.cpu_share[t] = measured_cpu_share(c, m.run_density, kGaps[t]);
 		const double work_noise = measured_noise(c, m.run_density);
 		// A threshold's cost with the runs priced at the figures of density
 		// `at`; where not null, *spread its parts' noise and *kept how much
@@ -291,8 +323,9 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 				const double ios = reads_at_most(
 					m, needed + through,
 					map != nullptr ? static_cast<double>(map->io_runs[t]) : 0.0);
-				const double hidden = hidden_by_sleep(m, reads, sleep, ios);
-				share = reading_share(m, reads, sleep, ios, noisy + stream);
+				const double cpu = measured_cpu_share(c, at, kGaps[t]);
+				const double hidden = hidden_by_sleep(m, reads, sleep, ios, cpu);
+				share = reading_share(m, reads, sleep, ios, noisy + stream, cpu);
 				cost = work + reads + sleep - hidden;
 			} else
 				cost = reads + work + through * m.delay_page;
@@ -331,6 +364,7 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 				m.cost[t] = m.cost[t + 1];
 				m.noise[t] = m.noise[t + 1];
 				m.kept[t] = m.kept[t + 1];
+				m.cpu_share[t] = m.cpu_share[t + 1];
 			}
 		// Each saving's logarithm, and between two calibrated densities how
 		// far the interpolation may be off: priced with either neighbour's
@@ -470,7 +504,9 @@ double estimated_cost(const CostModel &model, const Calibration *calibration,
 			return through * model.cpu_page + start + rest + sleep -
 				hidden_by_sleep(model, start + rest, sleep,
 								reads_at_most(model, static_cast<double>(pages_scanned),
-											  static_cast<double>(io_runs)));
+											  static_cast<double>(io_runs)),
+								measured_cpu_share(*calibration, model.run_density,
+												   threshold));
 		}
 		return start + rest + through * (model.cpu_page + model.delay_page);
 	}
@@ -496,13 +532,18 @@ void explain(const Decision &d, const RelationInputs &in, std::uint32_t t,
 	const CostModel &m = d.model;
 	int n;
 	if (m.source == CostSource::kCalibration) {
-		char delay[224] = "";
+		char delay[320] = "";
+		int ti = 0;	// t's, or the next above
+		while (ti + 1 < kGapCount && kGaps[ti] < t)
+			ti++;
 		if (m.sleep_overlaps)
 			std::snprintf(delay, sizeof(delay),
 						  ", and the cost-based delay's sleep, %.3g microseconds for each and "
 						  "%.3g for each page to read, in naps of %.3g during which up to %.0f "
-						  "reads issued ahead go on",
-						  m.delay_page, m.delay_needed, m.nap, m.reads_ahead);
+						  "reads issued ahead go on (no nap hides the reading's time on a CPU, "
+						  "%.2g of it at %u)",
+						  m.delay_page, m.delay_needed, m.nap, m.reads_ahead,
+						  m.cpu_share[ti], t);
 		else if (m.delay_page > 0.0)
 			std::snprintf(delay, sizeof(delay),
 						  ", and the cost-based delay's sleep, %.3g microseconds for each",

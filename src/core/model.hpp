@@ -102,6 +102,12 @@ struct Calibration {
 	// cached pages: a fixed part per page and a part per tuple.
 	double cpu_page_us = 0;
 	double cpu_tuple_us = 0;
+	// The share of each pattern's time the backend spent on a CPU (its
+	// thread's CPU time over the pattern's time, both parts together), the
+	// median over the rounds: the part of the reading no nap of VACUUM's
+	// can hide (hidden_by_sleep()).  All 0 in a record that did not
+	// measure it.
+	double read_cpu_share[kDensityCount][kGapCount] = {};
 };
 
 // Whether a calibration holds usable figures (finite, positive reads, work
@@ -166,6 +172,10 @@ struct CostModel {
 	// nap: how long one of VACUUM's sleeps lasts at least, in microseconds
 	// (vacuum_cost_delay); io_combine: the most pages one read holds
 	// (io_combine_limit).
+	// cpu_share[t]: the share of the reading at threshold kGaps[t] spent
+	// on a CPU, which no nap hides (measured_cpu_share() at run_density;
+	// 0 without a calibration).
+	double cpu_share[kGapCount];
 	bool sleep_overlaps;
 	double reads_ahead;
 	double nap;
@@ -259,16 +269,21 @@ CostModel cost_model(const StorageInputs &in, const Calibration *calibration,
 // The part of a threshold's reading (`reads`, in microseconds, in at most
 // `ios` reads) that VACUUM's sleeping (`sleep` microseconds in all) hides
 // where its reads go on while it sleeps (model.sleep_overlaps; 0
-// elsewhere).  VACUUM issues its next reads only while it runs: during a
-// nap only the reads issued before it go on, model.reads_ahead of them at
-// most, each taking the reading's time per read on average.  So each of
-// its sleep / model.nap naps hides at most model.reads_ahead * reads / ios
-// of the reading, and all of them no more than the sleep nor the reading.
-// With one read issued ahead a nap hides one read; with 16 (18's default)
-// at the cost settings' defaults a page to read sleeps 23 / 200 of a nap
-// and a page read through 3 / 200, so the naps times 16 outnumber the reads
-// (reads_at_most()) and hide as much as the sleep or the reading lasts.
-double hidden_by_sleep(const CostModel &model, double reads, double sleep, double ios);
+// elsewhere).  A nap hides only waiting: the share `cpu_share` of the
+// reading the backend spends on a CPU (measured_cpu_share()) goes on only
+// while it is awake, and the rest, reads * (1 - cpu_share), is its
+// waiting.  VACUUM issues its next reads only while it runs: during a nap
+// only the reads issued before it go on, model.reads_ahead of them at
+// most, each taking the waiting's time per read on average.  So each of
+// its sleep / model.nap naps hides at most model.reads_ahead * waiting /
+// ios, and all of them no more than the sleep nor the waiting.  With one
+// read issued ahead a nap hides one read's waiting; with 16 (18's
+// default) at the cost settings' defaults a page to read sleeps 23 / 200
+// of a nap and a page read through 3 / 200, so the naps times 16
+// outnumber the reads (reads_at_most()) and hide as much as the sleep or
+// the waiting lasts.
+double hidden_by_sleep(const CostModel &model, double reads, double sleep, double ios,
+					   double cpu_share = 0.0);
 
 // How much of an error in the reading passes into a threshold's cost, per
 // microsecond of it: the cost is reads + sleep - hidden_by_sleep(), which
@@ -280,7 +295,7 @@ double hidden_by_sleep(const CostModel &model, double reads, double sleep, doubl
 // that size counts as it would move the cost; without noise, the share of
 // the reading not hidden.
 double reading_share(const CostModel &model, double reads, double sleep, double ios,
-					 double noise);
+					 double noise, double cpu_share = 0.0);
 
 // The reads VACUUM issues for `pages_scanned` pages in `io_runs` runs of
 // consecutive pages at most: a run of L pages takes L / io_combine reads
@@ -290,6 +305,12 @@ double reads_at_most(const CostModel &model, double pages_scanned, double io_run
 // The share of a relation's pages that lie among the first kStartPages
 // pages of one of its segment files; 1 for an empty relation.
 double start_share(std::uint64_t rel_pages, std::uint64_t segment_pages);
+
+// The share of the reading at a map density and a threshold the backend
+// spends on a CPU (Calibration::read_cpu_share): linear between the
+// measured ones in the logarithms of density and threshold, the nearest
+// measured one beyond.
+double measured_cpu_share(const Calibration &c, double density, double threshold);
 
 // Measured read cost per page that must be read, at a map density and a
 // threshold: linear in the logarithms of both between the measured ones,

@@ -19,7 +19,9 @@
 //     buffer strategy (merging up to io_combine_limit,
 //     maintenance_io_concurrency reads in flight, io_method's workers),
 //     before 18 one ReadBuffer at a time (kernel readahead), timed per
-//     page that must be read.  Each page a pattern must read is dirtied
+//     page that must be read, and the share of its time the backend
+//     spent on a CPU (its thread's CPU time), which no nap of VACUUM's
+//     cost-based delay can hide.  Each page a pattern must read is dirtied
 //     and WAL-logged as VACUUM changes it, and the pattern starts with
 //     its ring as a VACUUM's is in the midst of a table, holding pages the
 //     same share of which are dirty (the third table's), so that its reads
@@ -628,7 +630,20 @@ struct PatternTook
 	double		rest_us;
 	double		first_requests;
 	double		rest_requests;
+	double		cpu_share;		// of the whole pattern's time, on a CPU
 };
+
+// The time this backend has spent on a CPU, in microseconds; NaN where
+// the clock cannot be read.
+double
+cpu_us()
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return std::nan("");
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
 
 // Requests between two counts of the device; NaN where either failed.
 double
@@ -644,6 +659,7 @@ time_pattern(Relation rel, BufferAccessStrategy strategy, const uint32 *blocks, 
 			 BlockNumber split, double deadline_us, const Limits *limits, PatternTook *took)
 {
 	Pattern		p = {blocks, count, 0, 0, split, 0, {}, deadline_us};
+	const double cpu_at_start = cpu_us();
 	double		split_us = -1;
 	const DeviceReads at_start = device_reads(limits);
 	DeviceReads at_split;
@@ -696,6 +712,11 @@ time_pattern(Relation rel, BufferAccessStrategy strategy, const uint32 *blocks, 
 	}
 #endif
 	const double total_us = elapsed_us(p.start);
+
+	const double share = (cpu_us() - cpu_at_start) / total_us;
+
+	// where the clock cannot be read, none (all of the reading waiting)
+	took->cpu_share = std::isfinite(share) ? std::clamp(share, 0.0, 1.0) : 0.0;
 	const DeviceReads at_end = device_reads(limits);
 	const int	rest_needed = p.needed - p.first_needed;
 
@@ -956,7 +977,8 @@ measure(Relation io, Relation cpu, Relation fill, double seconds, instr_time sta
 	// pattern k's figure of round r at samples[k * kMaxRounds + r], of its
 	// first part at samples[(kPatterns + k) * kMaxRounds + r]; the
 	// requests of the two parts after them, at [(2 * kPatterns + k) *
-	// kMaxRounds + r] and [(3 * kPatterns + k) * kMaxRounds + r]
+	// kMaxRounds + r] and [(3 * kPatterns + k) * kMaxRounds + r]; the
+	// share of its time on a CPU at [(4 * kPatterns + k) * kMaxRounds + r]
 	double	   *samples =
 		static_cast<double *>(palloc(sizeof(double) * kSampleKinds * kPatterns *
 									 vacskip::kMaxRounds));
@@ -1045,6 +1067,7 @@ measure(Relation io, Relation cpu, Relation fill, double seconds, instr_time sta
 			samples[(kPatterns + k) * vacskip::kMaxRounds + rounds] = took.first_us;
 			samples[(2 * kPatterns + k) * vacskip::kMaxRounds + rounds] = took.rest_requests;
 			samples[(3 * kPatterns + k) * vacskip::kMaxRounds + rounds] = took.first_requests;
+			samples[(4 * kPatterns + k) * vacskip::kMaxRounds + rounds] = took.cpu_share;
 
 			// cut short by the first round's time: as many pages to read
 			// after the first part, on every later round's map
@@ -1101,6 +1124,18 @@ measure(Relation io, Relation cpu, Relation fill, double seconds, instr_time sta
 			rec->costs.start_read_noise[d] = rec->costs.read_noise[d];
 		}
 	}
+	// the share on a CPU: each pattern's median over the rounds (from
+	// copies: the samples are returned as measured)
+	for (int k = 0; k < kPatterns; k++)
+	{
+		double		shares[vacskip::kMaxRounds];
+
+		std::copy(&samples[(4 * kPatterns + k) * vacskip::kMaxRounds],
+				  &samples[(4 * kPatterns + k) * vacskip::kMaxRounds + std::max(rounds, 1)],
+				  shares);
+		rec->costs.read_cpu_share[k / vacskip::kGapCount][k % vacskip::kGapCount] =
+			vacskip::median_in_place(shares, std::max(rounds, 1));
+	}
 	rec->costs.noise_dof = (vacskip::kGapCount - 1) * (rounds - 1);
 	rec->rounds = rounds;
 	FreeAccessStrategy(strategy);
@@ -1145,16 +1180,8 @@ vacskip_calibrate(PG_FUNCTION_ARGS)
 		instr_time	start;
 
 		check_arguments(spcname, &spcoid, seconds);
-		TupleDesc	tupdesc = vacskip::pg::result_tupdesc(fcinfo);
-
-		// the SQL declaration installed with another version of the module
-		if (tupdesc->natts != vacskip::pg::kCalibrateColumns)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("vacskip.calibrate() is declared with %d result columns, "
-							"this build of the module returns %d",
-							tupdesc->natts, vacskip::pg::kCalibrateColumns),
-					 errhint("DROP EXTENSION vacskip and CREATE EXTENSION vacskip again.")));
+		TupleDesc	tupdesc = vacskip::pg::result_tupdesc(fcinfo, vacskip::pg::kCalibrateColumns,
+														 "calibrate");
 
 		lock_calibrations();
 		INSTR_TIME_SET_CURRENT(start);

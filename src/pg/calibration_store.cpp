@@ -13,7 +13,7 @@ namespace vacskip::pg {
 namespace {
 
 constexpr const char kDir[] = "vacskip";
-constexpr int kMaxFileSize = 4096;
+constexpr int kMaxFileSize = 8192;
 
 // Per backend: the last file read for each tablespace, kept while its
 // inode, size and modification time stay the same.

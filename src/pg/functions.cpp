@@ -247,6 +247,22 @@ result_tupdesc(FunctionCallInfo fcinfo)
 	return BlessTupleDesc(tupdesc);
 }
 
+TupleDesc
+result_tupdesc(FunctionCallInfo fcinfo, int columns, const char *function)
+{
+	TupleDesc	tupdesc = result_tupdesc(fcinfo);
+
+	// the SQL declaration installed with another version of the module
+	if (tupdesc->natts != columns)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("vacskip.%s() is declared with %d result columns, "
+						"this build of the module returns %d",
+						function, tupdesc->natts, columns),
+				 errhint("DROP EXTENSION vacskip and CREATE EXTENSION vacskip again.")));
+	return tupdesc;
+}
+
 void
 describe_io_path(const vacskip::StorageInputs &in, char *out, size_t size)
 {
@@ -300,6 +316,8 @@ calibration_datum(TupleDesc tupdesc, Oid spcoid, const vacskip::CalibrationRecor
 	v[i++] = float8_array(rec.costs.start_read_noise, vacskip::kDensityCount);
 	v[i++] = Float8GetDatum(rec.costs.cpu_page_us);
 	v[i++] = Float8GetDatum(rec.costs.cpu_tuple_us);
+	v[i++] = float8_matrix(&rec.costs.read_cpu_share[0][0], vacskip::kDensityCount,
+						   vacskip::kGapCount);
 	// each round's figures as measured, before its level is taken out, and
 	// the device's requests (NULL where they were not counted)
 	constexpr int npatterns = vacskip::kDensityCount * vacskip::kGapCount;
@@ -366,7 +384,8 @@ vacskip_explain_threshold(PG_FUNCTION_ARGS)
 {
 	return vacskip::pg::guarded([&] {
 		const Oid	relid = PG_GETARG_OID(0);
-		TupleDesc	tupdesc = vacskip::pg::result_tupdesc(fcinfo);
+		constexpr int ncols = 34;
+		TupleDesc	tupdesc = vacskip::pg::result_tupdesc(fcinfo, ncols, "explain_threshold");
 		Relation	rel = open_heap_relation(relid);
 		vacskip::pg::Inputs in;
 
@@ -381,7 +400,6 @@ vacskip_explain_threshold(PG_FUNCTION_ARGS)
 		relation_close(rel, AccessShareLock);
 		describe_calibration(in, calibration, sizeof(calibration));
 
-		constexpr int ncols = 33;
 		Datum		v[ncols];
 		bool		nulls[ncols];
 		int			i = 0;
@@ -426,6 +444,10 @@ vacskip_explain_threshold(PG_FUNCTION_ARGS)
 		v[i++] = Float8GetDatum(d.model.density);
 		v[i++] = Int64GetDatum(static_cast<int64>(d.model.runs));
 		v[i++] = float8_array(d.model.cost, vacskip::kGapCount);
+		if (d.model.source == vacskip::CostSource::kCalibration)
+			v[i++] = float8_array(d.model.cpu_share, vacskip::kGapCount);
+		else
+			nulls[i++] = true;
 		v[i++] = Int64GetDatum(freeze.relfrozenxid_age);
 		v[i++] = Int64GetDatum(freeze.freeze_table_age);
 		v[i++] = Int64GetDatum(freeze.relminmxid_age);

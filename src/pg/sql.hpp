@@ -6,16 +6,19 @@
 
 namespace vacskip::pg {
 
-// The blessed tuple descriptor of a function returning a record.
+// The blessed tuple descriptor of a function returning a record; with
+// `columns`, an ERROR unless it has that many (the SQL declaration of
+// vacskip.`function`() installed with another version of the module).
 TupleDesc result_tupdesc(FunctionCallInfo fcinfo);
+TupleDesc result_tupdesc(FunctionCallInfo fcinfo, int columns, const char *function);
 
 // The columns of calibrate()'s result row, as vacskip--1.0.sql declares them.
-constexpr int kCalibrateColumns = 16;
+constexpr int kCalibrateColumns = 18;
 
 // What calibrate() keeps of each pattern's rounds: its timings, of the part
 // after a file's first pages and of those pages, then the device's read
-// requests of the two parts.
-constexpr int kCalibrateSampleKinds = 4;
+// requests of the two parts, then the share of its time on a CPU.
+constexpr int kCalibrateSampleKinds = 5;
 
 // calibrate()'s result row for a calibration of tablespace `spcoid`;
 // samples[(kind * patterns + k) * stride + r] is pattern k's (k = density

@@ -3,6 +3,7 @@
 // t/test_unit.py with AddressSanitizer and UBSan; prints "N passed, N failed".
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <initializer_list>
 #include <cstdio>
 #include <random>
@@ -275,6 +276,11 @@ void test_model_calibrated()
 	check(!calibration_valid(bad), "NaN is no calibration");
 	bad = flat(10, -1);
 	check(!calibration_valid(bad), "negative work is no calibration");
+	bad = flat(10);
+	bad.read_cpu_share[3][2] = 1.5;
+	check(!calibration_valid(bad), "more than all of a pattern's time on a CPU is none");
+	bad.read_cpu_share[3][2] = -0.25;
+	check(!calibration_valid(bad), "nor less than none of it");
 	// the settings path prices the map too, but decides per run
 	StorageInputs fast = in;
 	fast.random_page_cost = 1.1;
@@ -935,8 +941,9 @@ void test_calibration_record()
 	r.costs.noise_dof = 30;
 	r.limit_requests = 3000.5;
 	r.limit_bytes = 131072000;
+	r.costs.read_cpu_share[5][4] = 0.375;
 	std::snprintf(r.tablespace, sizeof(r.tablespace), "%s", "fast space");
-	char text[4096];
+	char text[8192];
 	const int n = format_calibration(r, text, sizeof(text));
 	CalibrationRecord back;
 	check(n > 0 && parse_calibration(text, n, &back), "a record reads back");
@@ -951,8 +958,24 @@ void test_calibration_record()
 			  back.io_method == IoMethod::kWorker &&
 			  back.direct_io && back.measured_at == 1764600000 && back.rounds == 7 &&
 			  std::string(back.tablespace) == "fast space" && near(back.limit_requests, 3000.5) &&
-			  near(back.limit_bytes, 131072000),
+			  near(back.limit_bytes, 131072000) && near(back.costs.read_cpu_share[5][4], 0.375),
 		  "every field survives");
+	// the longest a record can be (every figure 23 characters, the longest
+	// name) fits the 8,192 bytes calibration_store.cpp reads of a file
+	CalibrationRecord longest = r;
+	const double wide = 1.2345678901234567e-300;
+	for (int d = 0; d < kDensityCount; d++) {
+		longest.costs.read_noise[d] = longest.costs.start_read_noise[d] = wide;
+		for (int t = 0; t < kGapCount; t++)
+			longest.costs.read_us[d][t] = longest.costs.start_read_us[d][t] =
+				longest.costs.read_cpu_share[d][t] = wide;
+	}
+	longest.seconds = longest.costs.cpu_page_us = longest.costs.cpu_tuple_us =
+		longest.limit_requests = longest.limit_bytes = wide;
+	std::memset(longest.tablespace, 'n', sizeof(longest.tablespace) - 1);
+	char big[16384];
+	const int longest_n = format_calibration(longest, big, sizeof(big));
+	check(longest_n > 4096 && longest_n < 8192, "the longest record fits in 8,192 bytes");
 	// io_method's names, both ways
 	bool names_ok = true;
 	for (IoMethod m : {IoMethod::kNone, IoMethod::kSync, IoMethod::kWorker,
@@ -1508,6 +1531,69 @@ void test_cost_delay_overlap()
 		  "overlap: the reason says so");
 }
 
+// No nap hides the reading's time on a CPU (Calibration::read_cpu_share):
+// the naps hide at most the rest, the waiting, each nap the reads issued
+// before it at the waiting's time per read.
+void test_cost_delay_cpu()
+{
+	const StorageInputs in = default_storage(18);     // worker, 16 issued ahead
+	StorageInputs one = in;
+	one.maintenance_io_concurrency = 1;
+	Calibration c = flat(50, 2, 0.08);                // work: 10 a page
+	set_noise(&c, 0.05, 0.05);
+	const std::uint64_t through[kGapCount] = {0, 100, 300, 700, 1500, 3000};
+	const MapCounts map = map_of(10000, 500, {0, 100, 300, 700, 1500, 3000});
+	const CostModel off = cost_model(in, both(c), 100, &map);
+	Calibration half = c;
+	for (int d = 0; d < kDensityCount; d++)
+		for (int t = 0; t < kGapCount; t++)
+			half.read_cpu_share[d][t] = 0.5;
+	// test_cost_delay_overlap()'s sleep, longer than the reading at every
+	// threshold, 16 reads ahead: the naps hide the waiting, half the
+	// reading, and the cost is the work, the sleep and the other half
+	const CostModel on = cost_model(in, both(half), 100, &map, 20, 230, 2000);
+	bool priced = on.sleep_overlaps;
+	for (int t = 0; t < kGapCount; t++) {
+		const double work = 10.0 * through[t];
+		const double reads = off.cost[t] - work;
+		priced = priced && near(on.cpu_share[t], 0.5) &&
+			near(on.cost[t], work + 500 * 230 + 20.0 * through[t] + reads / 2);
+	}
+	check(priced, "CPU: the naps hide the waiting only, not the reading's time on a CPU");
+	// one read issued ahead: each of the 57.5 naps hides one read's
+	// waiting, half of 25,000 µs over 506.25 reads at most (at 1)
+	const CostModel serial = cost_model(one, both(half), 100, &map, 20, 230, 2000);
+	check(near(serial.cost[0], 25000 + 115000 - 57.5 * 12500 / 506.25),
+		  "CPU: one read ahead, each nap one read's waiting");
+	// at 4, 300 pages read through: 800 pages in 90 runs, 140 reads at
+	// most, 121,000 µs slept in 60.5 naps
+	check(near(estimated_cost(serial, &half, 4, 800, 300, 90),
+			   300 * 10 + 25000 + 121000 - 60.5 * 12500 / 140),
+		  "CPU: in simulate()'s estimate too");
+	// between calibrated thresholds and densities, linear in their
+	// logarithms: 0.2 at 2, 0.6 at 4, at 3 log2(3 / 2) of the way
+	Calibration rising = c;
+	for (int d = 0; d < kDensityCount; d++) {
+		rising.read_cpu_share[d][1] = 0.2;
+		rising.read_cpu_share[d][2] = 0.6;
+	}
+	rising.read_cpu_share[4][2] = 0.8;
+	check(near(measured_cpu_share(rising, 0.05, 3), 0.2 + 0.4 * std::log2(1.5)) &&
+			  near(measured_cpu_share(rising, kDensities[4], 4), 0.8) &&
+			  near(measured_cpu_share(rising, std::sqrt(kDensities[4] * kDensities[5]), 4),
+				   0.7) &&
+			  near(measured_cpu_share(rising, 0.001, 64), 0.0),
+		  "CPU: between calibrated thresholds and densities, in their logarithms");
+	RelationInputs r = relation_of(in, half, map);
+	r.delay_page = 20;
+	r.delay_needed = 230;
+	r.delay_nap = 2000;
+	const Decision d = decide(kThresholdAutotune, r);
+	check(std::string(d.reason).find("issued ahead go on (no nap hides the reading's time on "
+									 "a CPU, 0.5 of it at ") != std::string::npos,
+		  "CPU: the reason says so");
+}
+
 }  // namespace
 
 int main()
@@ -1534,6 +1620,7 @@ int main()
 	test_estimated_cost();
 	test_cost_delay();
 	test_cost_delay_overlap();
+	test_cost_delay_cpu();
 	test_calibration_record();
 	test_find_rate_limit();
 	test_walker_edges();
