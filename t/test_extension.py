@@ -69,8 +69,8 @@ def test_calibrate_returns_its_rounds(server, make_cluster):
         # rounds' (round_cpu_share), each a share of a time
         import statistics
         assert all(0 <= x <= 1 for x in flat(cal["round_cpu_share"]))
-        assert [[statistics.median(rounds) for rounds in row] for row in cal["round_cpu_share"]] \
-            == pytest.approx(cal["read_cpu_share"], rel=1e-12, abs=1e-15)
+        assert [statistics.median(rounds) for row in cal["round_cpu_share"] for rounds in row] \
+            == pytest.approx(flat(cal["read_cpu_share"]), rel=1e-12, abs=1e-15)
         for key, values in zip(("read_us", "read_noise", "start_read_us",
                                 "start_read_noise"), got):
             assert flat(values) == pytest.approx(flat(cal[key]), rel=1e-9, abs=1e-12), key
