@@ -319,10 +319,11 @@ is($node->safe_psql('postgres',
 # The cost-based delay decides where the figures leave it to: a
 # calibration (written here) in which every page to read costs 200 µs at
 # thresholds 1 to 8 and 20 at 16 and 32, alike at every density, with
-# noises of 1 %, no work on a page and none of the reading on a CPU.  On a table with every tenth page
-# changed 8 and below skip the nine pages between two changed ones, 16 and
-# 32 read them through.  Its map has 101 runs of one page to read (the last
-# page too) and 899 pages that need not be read, density d = 101 / 899:
+# noises of 1 %, no work on a page and none of the reading on a CPU.  On
+# a table with every tenth page changed 8 and below skip the nine pages
+# between two changed ones, 16 and 32 read them through.  Its map has 101
+# runs of one page to read (the last page too) and 899 pages that need not
+# be read, density d = 101 / 899:
 # each run costs 200 / (1 - d) at 8, 8 costs 22,757 µs in all; 32 costs
 # 2,276 and its 899 pages read through their sleep.  With no delay 32 is
 # cheapest.  At 1.8 ms for 200 points a page read through sleeps 9 µs a

@@ -172,14 +172,14 @@ struct CostModel {
 	// nap: how long one of VACUUM's sleeps lasts at least, in microseconds
 	// (vacuum_cost_delay); io_combine: the most pages one read holds
 	// (io_combine_limit).
-	// cpu_share[t]: the share of the reading at threshold kGaps[t] spent
-	// on a CPU, which no nap hides (measured_cpu_share() at run_density;
-	// 0 without a calibration).
-	double cpu_share[kGapCount];
 	bool sleep_overlaps;
 	double reads_ahead;
 	double nap;
 	double io_combine;
+	// cpu_share[t]: the share of the reading at threshold kGaps[t] spent
+	// on a CPU, which no nap hides (measured_cpu_share() at run_density;
+	// 0 without a calibration).
+	double cpu_share[kGapCount];
 	// How far each cost may be off, as the standard deviation of its
 	// logarithm: its parts' figures' noise (measured_noise() at the
 	// density each part is priced at), weighted by their shares of the
