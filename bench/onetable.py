@@ -22,12 +22,16 @@ class OneTable:
     default size's), .profile_conf (the profile's and mode's settings,
     for set_profile() with more of them) and .env.  close() when done."""
 
-    def __init__(self, server, work, name, mode, profile, settings=None, emulated=None):
+    def __init__(self, server, work, name, mode, profile, settings=None, emulated=None,
+                 dba=None):
         """emulated: {parameter: value} of the profile's in place of its
-        own (as make bench's --emulation)."""
+        own (as make bench's --emulation); dba: {setting: value} of the
+        profile's DBA in place of its own (as make bench's --settings)."""
         self.cfg = dict(SIZES["default"])
         if emulated:
             self.cfg["emulation_of"] = {profile: dict(emulated)}
+        if dba:
+            self.cfg["settings_of"] = {profile: dict(dba)}
         s = private_copy(server, work / "servers" / server.name)
         install_extension(TOP, work / f"ext-{s.name}", s.pg_config, [s.pg_config])
         install_extension(harness.EVICT_MODULE, work / f"evict-{s.name}", s.pg_config,
