@@ -39,12 +39,7 @@ def scope_of(run, profile):
     """The run's emulation parameters and DBA settings of `profile`
     (OUT/scope.txt; none: the profile's own)."""
     cfg = dict(SIZES["default"])
-    path = run / "scope.txt"
-    kept = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
-            k, _, v = line.partition(" ")
-            kept[k] = v.strip()
+    kept = plan.read_scope(run)
     for option, apply in plan.SCOPES:
         if option in kept:
             apply(cfg, kept[option])

@@ -173,12 +173,7 @@ def apply_scope(cfg, out, profiles=None, fracs=None, reps=None, workloads=None,
     OUT/scope.txt; options not given are read from it, so a resumed run or
     --report-only plans and reports the same points.  Returns {option:
     value} in force."""
-    path = out / "scope.txt"
-    kept = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
-            k, _, v = line.partition(" ")
-            kept[k] = v.strip()
+    kept = read_scope(out)
     given = {"profiles": profiles, "fracs": fracs, "reps": reps, "workloads": workloads,
              "emulation": emulation, "settings": settings}
     scope = {**kept, **{k: v for k, v in given.items() if v is not None}}
@@ -187,8 +182,19 @@ def apply_scope(cfg, out, profiles=None, fracs=None, reps=None, workloads=None,
         if option in scope:
             apply(cfg, scope[option])
     if scope:
-        path.write_text("".join(f"{k} {v}\n" for k, v in sorted(scope.items())))
+        (out / "scope.txt").write_text("".join(f"{k} {v}\n" for k, v in sorted(scope.items())))
     return scope
+
+
+def read_scope(out):
+    """{option: value} kept in OUT/scope.txt ({} where there is none)."""
+    path = out / "scope.txt"
+    kept = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            k, _, v = line.partition(" ")
+            kept[k] = v.strip()
+    return kept
 
 
 def read_planned(out):
