@@ -22,7 +22,6 @@ Usage (from the repository root):
 """
 
 import argparse
-import math
 import statistics
 import sys
 from pathlib import Path
@@ -31,7 +30,7 @@ from pgkit.proc import make_workdir, remove_tree
 from pgkit.server import parse_server_args
 from bench import replay
 from bench.onetable import OneTable
-from bench.vacbench import plan
+from bench.vacbench import plan, stats
 from bench.vacbench.plan import SIZES
 
 
@@ -125,8 +124,8 @@ def main(argv=None):
             print(f"| {label} | {row[3]} {row[5]:g} | {'/'.join(map(str, chosen))} | "
                   f"{ratio:.2f} | {fig} |")
         if rows:
-            gm = math.exp(statistics.fmean(math.log(r[2]) for r in rows))
-            print(f"| {label} | geometric mean | | **{gm:.3f}** | |")
+            print(f"| {label} | geometric mean | | **{stats.geomean([r[2] for r in rows]):.3f}** "
+                  "| |")
     return 0
 
 
