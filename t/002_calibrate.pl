@@ -209,6 +209,48 @@ is(explain_of('t'), $before, 'the same calibration after a restart');
 	is(explain_of('t'), $before, 'put back, it is used again');
 }
 
+# With buffered reads the calibration keeps the kernel's readahead of the
+# device under the tablespace (its queue's read_ahead_kb; a partition's
+# disk's), which decides what a read that misses brings in: a calibration
+# measured under another is not used, and explain_threshold() names both;
+# one that does not know its own (written before it was kept) is used.
+{
+	my $file = $node->data_dir . '/vacskip/calibration.1663';
+	my $saved = slurp_file($file);
+	my ($kept) = $saved =~ /^read_ahead_kb (-?\d+)$/m;
+	# the device's, as /sys shows it (Linux's dev_t: 12 bits of the major
+	# above 8 of the minor, and their upper bits above)
+	my $dev = (stat($node->data_dir . '/base'))[0];
+	my $maj = (($dev >> 8) & 0xfff) | (($dev >> 32) & ~0xfff);
+	my $min = ($dev & 0xff) | (($dev >> 12) & ~0xff);
+	my $device = -1;
+	for my $queue ('queue', '../queue')
+	{
+		my $f = "/sys/dev/block/$maj:$min/$queue/read_ahead_kb";
+		next unless -r $f;
+		($device) = slurp_file($f) =~ /^(\d+)$/m;
+		last;
+	}
+	is($kept, $device,
+		"the calibration keeps the readahead of the device under it ($device kB)");
+	if ($device >= 0)
+	{
+		my $other = $device == 128 ? 256 : 128;
+		(my $moved = $saved) =~ s/^read_ahead_kb -?\d+$/read_ahead_kb $other/m;
+		replace_file($file, $moved);
+		like(
+			explain_of('t'),
+			qr/^settings\|not used: measured .* with buffered reads \(kernel readahead $other kB\), .* but VACUUM reads with buffered reads \(kernel readahead $device kB\), .* now; run vacskip\.calibrate\(\) again\|\d+$/,
+			"measured under $other kB of readahead, it is not used under $device kB");
+	}
+	(my $unknown = $saved) =~ s/^read_ahead_kb -?\d+\n//m;
+	replace_file($file, $unknown);
+	like(explain_of('t'), qr/^calibration\|measured .* with buffered reads, .*\|\d+$/,
+		'a record without its readahead is used');
+	replace_file($file, $saved);
+	is(explain_of('t'), $before, 'put back, it is used again');
+}
+
 # Makes $table, 1,000 pages with every tenth page changed, and returns a
 # sub that lets autovacuum process it and returns autovacuum's report: its
 # first line and the indented ones after it (other tables' autovacuums, of

@@ -117,6 +117,7 @@ StorageInputs measured_path(const CalibrationRecord &r)
 	in.io_workers = r.io_workers;
 	in.maintenance_io_concurrency = r.maintenance_io_concurrency;
 	in.io_combine_limit = r.io_combine_limit;
+	in.read_ahead_kb = r.read_ahead_kb;
 	return in;
 }
 
@@ -125,7 +126,9 @@ bool same_io_path(const CalibrationRecord &r, const StorageInputs &now)
 	const StorageInputs then = measured_path(r);
 	return then.server_major == now.server_major && then.direct_io == now.direct_io &&
 		   then.io_method == now.io_method && then.io_combine_limit == now.io_combine_limit &&
-		   vacuum_read_concurrency(then) == vacuum_read_concurrency(now);
+		   vacuum_read_concurrency(then) == vacuum_read_concurrency(now) &&
+		   (then.direct_io || then.read_ahead_kb < 0 || now.read_ahead_kb < 0 ||
+			then.read_ahead_kb == now.read_ahead_kb);
 }
 
 namespace {
@@ -561,11 +564,12 @@ int format_calibration(const CalibrationRecord &r, char *out, std::size_t size)
 		"cpu_tuple_us %.17g\n"
 		"noise_dof %d\n"
 		"limit_requests %.17g\n"
-		"limit_bytes %.17g\n",
+		"limit_bytes %.17g\n"
+		"read_ahead_kb %d\n",
 		kCalibrationFormat, r.tablespace, static_cast<long long>(r.measured_at), r.seconds,
 		r.rounds, r.server_major, r.direct_io ? 1 : 0, io_method_name(r.io_method),
 		r.io_workers, r.maintenance_io_concurrency, r.io_combine_limit, c.cpu_page_us,
-		c.cpu_tuple_us, c.noise_dof, r.limit_requests, r.limit_bytes);
+		c.cpu_tuple_us, c.noise_dof, r.limit_requests, r.limit_bytes, r.read_ahead_kb);
 	// one line per density and part: "read_us_<d> ", "start_read_us_<d> "
 	// or "read_cpu_share_<d> " and the thresholds' figures; then the
 	// noises, one per density
@@ -617,6 +621,11 @@ bool parse_calibration(const char *text, std::size_t len, CalibrationRecord *out
 		!numbers(line, r.costs.read_noise, kDensityCount) ||
 		!field(text, len, "start_read_noise", line, sizeof(line)) ||
 		!numbers(line, r.costs.start_read_noise, kDensityCount))
+		return false;
+	// a record without it (written before it was kept, in the same format)
+	// says nothing of the readahead it was measured under
+	if (field(text, len, "read_ahead_kb", line, sizeof(line)) &&
+		!(int_field(text, len, "read_ahead_kb", &r.read_ahead_kb) && r.read_ahead_kb >= -1))
 		return false;
 	r.measured_at = at;
 	r.direct_io = direct != 0;

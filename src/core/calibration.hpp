@@ -21,6 +21,10 @@ struct CalibrationRecord {
 	int io_workers = 0;
 	int maintenance_io_concurrency = 0;
 	int io_combine_limit = 0;
+	// With buffered reads, the kernel's readahead of the device under the
+	// tablespace (read_ahead_kb); -1 where it was not found, with direct
+	// reads, and in records written before it was kept.
+	int read_ahead_kb = -1;
 	// When (seconds since the Unix epoch), for how long, in how many rounds.
 	std::int64_t measured_at = 0;
 	double seconds = 0;
@@ -72,7 +76,8 @@ StorageInputs measured_path(const CalibrationRecord &r);
 
 // Whether VACUUM's reads under `now` take the path the record measured:
 // same major, direct or buffered alike, same io_method, io_combine_limit
-// and read concurrency (vacuum_read_concurrency()).
+// and read concurrency (vacuum_read_concurrency()), and with buffered reads
+// the same kernel readahead where both know it.
 bool same_io_path(const CalibrationRecord &r, const StorageInputs &now);
 
 // The most rounds calibrate() keeps per pattern.

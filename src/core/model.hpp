@@ -25,6 +25,11 @@ struct StorageInputs {
 	IoMethod io_method = IoMethod::kWorker;
 	int io_workers = 3;                 // io_method worker only
 	bool direct_io = false;             // debug_io_direct includes data
+	// The kernel's readahead of the block device under the tablespace
+	// (its queue's read_ahead_kb), which decides what a buffered read that
+	// misses brings in; -1 where it is not known or not read (direct reads
+	// do not use it).
+	int read_ahead_kb = -1;
 };
 
 // The storage settings PostgreSQL `major` ships with.

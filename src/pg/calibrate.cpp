@@ -946,6 +946,7 @@ current_path(Oid spcoid, vacskip::CalibrationRecord *rec)
 	rec->io_workers = now.io_workers;
 	rec->maintenance_io_concurrency = now.maintenance_io_concurrency;
 	rec->io_combine_limit = now.io_combine_limit;
+	rec->read_ahead_kb = now.direct_io ? -1 : vacskip::pg::read_ahead_kb_of(spcoid);
 }
 
 // The measurement; fills rec->costs and rec->rounds, and returns each

@@ -266,7 +266,10 @@ result_tupdesc(FunctionCallInfo fcinfo, int columns, const char *function)
 void
 describe_io_path(const vacskip::StorageInputs &in, char *out, size_t size)
 {
-	const char *reads = in.direct_io ? "direct reads" : "buffered reads";
+	const char *reads = in.direct_io ? "direct reads" :
+		in.read_ahead_kb >= 0 ?
+		psprintf("buffered reads (kernel readahead %d kB)", in.read_ahead_kb) :
+		"buffered reads";
 
 	if (in.server_major < 18)
 		snprintf(out, size, "%s, one at a time", reads);

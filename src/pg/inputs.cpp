@@ -1,4 +1,11 @@
 // Reading the autotuner's inputs from the server, and deciding from them.
+#include <climits>
+#include <cstdlib>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
 #include "../core/calibration.hpp"
 #include "module.hpp"
 #include "calibration_store.hpp"
@@ -61,13 +68,54 @@ read_storage_of(Oid spcid, vacskip::StorageInputs *in)
 #endif
 }
 
+int
+read_ahead_kb_of(Oid spcoid)
+{
+	char	   *dir = GetDatabasePath(MyDatabaseId, spcoid);
+	struct stat st;
+	int			kb = -1;
+	/* a disk has a queue; a partition's readahead is its disk's */
+	static const char *const queues[] = {"queue", "../queue"};
+
+	for (const char *queue : queues)
+	{
+		char		path[96];
+		char		text[32];
+
+		if (kb >= 0 || stat(dir, &st) != 0)
+			break;
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/%s/read_ahead_kb",
+				 major(st.st_dev), minor(st.st_dev), queue);
+		const int	fd = OpenTransientFile(path, O_RDONLY);
+
+		if (fd < 0)
+			continue;
+		const ssize_t n = read(fd, text, sizeof(text) - 1);
+
+		CloseTransientFile(fd);
+		if (n > 0)
+		{
+			char	   *end;
+
+			text[n] = '\0';
+			const long	v = strtol(text, &end, 10);
+
+			if (end != text && (*end == '\n' || *end == '\0') && v >= 0 && v <= INT_MAX)
+				kb = static_cast<int>(v);
+		}
+	}
+	pfree(dir);
+	return kb;
+}
+
 CalibrationState
-read_calibration(Oid spcoid, const vacskip::StorageInputs &now,
-				 vacskip::CalibrationRecord *rec)
+read_calibration(Oid spcoid, vacskip::StorageInputs *now, vacskip::CalibrationRecord *rec)
 {
 	if (!load_calibration(spcoid, rec))
 		return CalibrationState::kNone;
-	return vacskip::same_io_path(*rec, now) ? CalibrationState::kCurrent :
+	if (!rec->direct_io && rec->read_ahead_kb >= 0 && !now->direct_io)
+		now->read_ahead_kb = read_ahead_kb_of(spcoid);
+	return vacskip::same_io_path(*rec, *now) ? CalibrationState::kCurrent :
 		CalibrationState::kStale;
 }
 
@@ -216,7 +264,7 @@ read_inputs(Relation rel, const struct VacuumParams *params, int aggressive, Inp
 	out->inputs = vacskip::RelationInputs();
 	read_storage_of(spcid, &out->inputs.storage);
 	tablespace_overrides(spcid, &out->sources);
-	out->calibration_state = read_calibration(spcid, out->inputs.storage, &out->calibration);
+	out->calibration_state = read_calibration(spcid, &out->inputs.storage, &out->calibration);
 	out->inputs.calibration = out->calibration_state == CalibrationState::kCurrent ?
 		&out->calibration.costs : nullptr;
 	out->inputs.tuples_per_page = density(rel);

@@ -24,10 +24,18 @@ struct StorageSources {
 // The storage settings in effect for tables in tablespace `spcoid`.
 void read_storage_of(Oid spcoid, vacskip::StorageInputs *in);
 
+// The kernel's readahead (read_ahead_kb) of the block device under
+// tablespace `spcoid` (this database's directory there; a partition's
+// disk), -1 where there is none (tmpfs, a network file system) or /sys
+// cannot be read.
+int read_ahead_kb_of(Oid spcoid);
+
 // The tablespace's calibration, if any, and whether it measured the I/O
-// path VACUUM's reads take under `now` (vacskip::same_io_path()).
+// path VACUUM's reads take under `now` (vacskip::same_io_path()); where it
+// measured buffered reads under a known readahead, now->read_ahead_kb is
+// read first (read_ahead_kb_of()).
 enum class CalibrationState { kNone, kCurrent, kStale };
-CalibrationState read_calibration(Oid spcoid, const vacskip::StorageInputs &now,
+CalibrationState read_calibration(Oid spcoid, vacskip::StorageInputs *now,
 								  vacskip::CalibrationRecord *rec);
 
 // Walk rel's visibility map once for all thresholds in results[0..n).

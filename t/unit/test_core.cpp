@@ -942,6 +942,7 @@ void test_calibration_record()
 	r.limit_requests = 3000.5;
 	r.limit_bytes = 131072000;
 	r.costs.read_cpu_share[5][4] = 0.375;
+	r.read_ahead_kb = 4096;
 	std::snprintf(r.tablespace, sizeof(r.tablespace), "%s", "fast space");
 	char text[8192];
 	const int n = format_calibration(r, text, sizeof(text));
@@ -958,7 +959,8 @@ void test_calibration_record()
 			  back.io_method == IoMethod::kWorker &&
 			  back.direct_io && back.measured_at == 1764600000 && back.rounds == 7 &&
 			  std::string(back.tablespace) == "fast space" && near(back.limit_requests, 3000.5) &&
-			  near(back.limit_bytes, 131072000) && near(back.costs.read_cpu_share[5][4], 0.375),
+			  near(back.limit_bytes, 131072000) && near(back.costs.read_cpu_share[5][4], 0.375) &&
+			  back.read_ahead_kb == 4096,
 		  "every field survives");
 	// the longest a record can be (every figure 23 characters, the longest
 	// name) fits the 8,192 bytes calibration_store.cpp reads of a file
@@ -997,6 +999,24 @@ void test_calibration_record()
 	now = measured_path(r);
 	now.io_combine_limit = 8;
 	check(!same_io_path(r, now), "another io_combine_limit is another path");
+	// the kernel's readahead: another is another path for buffered reads,
+	// where both know it
+	now = measured_path(r);
+	now.read_ahead_kb = 128;
+	check(same_io_path(r, now), "direct reads do not read ahead: any readahead is their path");
+	CalibrationRecord buffered = r;
+	buffered.direct_io = false;
+	buffered.read_ahead_kb = 8192;
+	now = measured_path(buffered);
+	check(now.read_ahead_kb == 8192 && same_io_path(buffered, now),
+		  "buffered reads under the readahead measured");
+	now.read_ahead_kb = 128;
+	check(!same_io_path(buffered, now), "another readahead is another path for buffered reads");
+	now.read_ahead_kb = -1;
+	check(same_io_path(buffered, now), "a readahead not known now cannot tell");
+	buffered.read_ahead_kb = -1;
+	now.read_ahead_kb = 128;
+	check(same_io_path(buffered, now), "a record that does not know its readahead cannot tell");
 	// damaged files are no calibration
 	const std::string good(text, n);
 	CalibrationRecord x;
@@ -1014,6 +1034,17 @@ void test_calibration_record()
 	check(calibration_format(good.data(), good.size()) == kCalibrationFormat &&
 			  calibration_format("tablespace x\n", 13) == -1,
 		  "this format version, and none");
+	std::string no_ra = good;
+	const std::size_t ra = no_ra.find("read_ahead_kb ");
+	no_ra.erase(ra, no_ra.find('\n', ra) - ra + 1);
+	check(ra != std::string::npos && parse_calibration(no_ra.data(), no_ra.size(), &x) &&
+			  x.read_ahead_kb == -1,
+		  "a record written before the readahead was kept reads back, not knowing it");
+	for (const char *bad : {"read_ahead_kb -2", "read_ahead_kb 8M", "read_ahead_kb "}) {
+		std::string wrong = good;
+		wrong.replace(ra, wrong.find('\n', ra) - ra, bad);
+		check(!parse_calibration(wrong.data(), wrong.size(), &x), bad);
+	}
 	std::string no_limit = good;
 	const std::size_t nl = no_limit.find("limit_bytes ");
 	no_limit.erase(nl, no_limit.find('\n', nl) - nl + 1);
