@@ -33,7 +33,7 @@ int read_ahead_kb_of(Oid spcoid);
 // The tablespace's calibration, if any, and whether it measured the I/O
 // path VACUUM's reads take under `now` (vacskip::same_io_path()); where it
 // measured buffered reads under a known readahead, now->read_ahead_kb is
-// read first (read_ahead_kb_of()).
+// read first (read_ahead_kb_of(), at most once a second in a backend).
 enum class CalibrationState { kNone, kCurrent, kStale };
 CalibrationState read_calibration(Oid spcoid, vacskip::StorageInputs *now,
 								  vacskip::CalibrationRecord *rec);
