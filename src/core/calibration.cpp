@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
+#include <initializer_list>
+#include <unistd.h>
 
 namespace vacskip {
 
@@ -129,6 +132,30 @@ bool same_io_path(const CalibrationRecord &r, const StorageInputs &now)
 		   vacuum_read_concurrency(then) == vacuum_read_concurrency(now) &&
 		   (then.direct_io || then.read_ahead_kb < 0 || now.read_ahead_kb < 0 ||
 			then.read_ahead_kb == now.read_ahead_kb);
+}
+
+int device_read_ahead_kb(const char *sys_dev_block, unsigned major, unsigned minor)
+{
+	for (const char *queue : {"queue", "../queue"}) {
+		char path[512];
+		char text[32];
+		char *end;
+		if (std::snprintf(path, sizeof(path), "%s/%u:%u/%s/read_ahead_kb", sys_dev_block,
+						  major, minor, queue) >= static_cast<int>(sizeof(path)))
+			return -1;
+		const int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		const ssize_t n = read(fd, text, sizeof(text) - 1);
+		close(fd);
+		if (n <= 0)
+			return -1;
+		text[n] = '\0';
+		const long kb = std::strtol(text, &end, 10);
+		return end != text && (*end == '\n' || *end == '\0') && kb >= 0 && kb <= 1L << 30 ?
+			static_cast<int>(kb) : -1;
+	}
+	return -1;
 }
 
 namespace {

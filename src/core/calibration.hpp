@@ -80,6 +80,13 @@ StorageInputs measured_path(const CalibrationRecord &r);
 // the same kernel readahead where both know it.
 bool same_io_path(const CalibrationRecord &r, const StorageInputs &now);
 
+// The kernel's readahead (read_ahead_kb) of block device major:minor, as
+// sysfs shows it under `sys_dev_block` ("/sys/dev/block": one link per
+// device, to its directory): a disk's queue/read_ahead_kb, or for a
+// partition, which has no queue of its own, its disk's; -1 where neither
+// can be read as a number of kB.
+int device_read_ahead_kb(const char *sys_dev_block, unsigned major, unsigned minor);
+
 // The most rounds calibrate() keeps per pattern.
 constexpr int kMaxRounds = 200;
 

@@ -1,10 +1,6 @@
 // Reading the autotuner's inputs from the server, and deciding from them.
-#include <climits>
-#include <cstdlib>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <unistd.h>
 
 #include "../core/calibration.hpp"
 #include "module.hpp"
@@ -73,39 +69,11 @@ read_ahead_kb_of(Oid spcoid)
 {
 	char	   *dir = GetDatabasePath(MyDatabaseId, spcoid);
 	struct stat st;
-	int			kb = -1;
-	/* a disk has a queue; a partition's readahead is its disk's */
-	static const char *const queues[] = {"queue", "../queue"};
+	const bool	found = stat(dir, &st) == 0;
 
-	for (const char *queue : queues)
-	{
-		char		path[96];
-		char		text[32];
-
-		if (kb >= 0 || stat(dir, &st) != 0)
-			break;
-		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/%s/read_ahead_kb",
-				 major(st.st_dev), minor(st.st_dev), queue);
-		const int	fd = OpenTransientFile(path, O_RDONLY);
-
-		if (fd < 0)
-			continue;
-		const ssize_t n = read(fd, text, sizeof(text) - 1);
-
-		CloseTransientFile(fd);
-		if (n > 0)
-		{
-			char	   *end;
-
-			text[n] = '\0';
-			const long	v = strtol(text, &end, 10);
-
-			if (end != text && (*end == '\n' || *end == '\0') && v >= 0 && v <= INT_MAX)
-				kb = static_cast<int>(v);
-		}
-	}
 	pfree(dir);
-	return kb;
+	return found ? vacskip::device_read_ahead_kb("/sys/dev/block", major(st.st_dev),
+												 minor(st.st_dev)) : -1;
 }
 
 namespace {

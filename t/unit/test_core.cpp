@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "../../src/core/calibration.hpp"
 #include "../../src/core/model.hpp"
 #include "../../src/core/policy.hpp"
@@ -1383,6 +1386,48 @@ RelationInputs relation_of(const StorageInputs &in, Calibration &step, const Map
 	return r;
 }
 
+// The readahead of the device under a tablespace, from a tree laid out as
+// /sys lays out block devices: /sys/dev/block/MAJ:MIN links to the
+// device's directory; a disk's holds queue/read_ahead_kb, a partition's
+// (inside its disk's) none.
+void test_device_read_ahead()
+{
+	char root[] = "/tmp/vacskip-sysfs-XXXXXX";
+	check(mkdtemp(root) != nullptr, "a directory for the tree");
+	const std::string r = root;
+	auto write = [](const std::string &path, const char *text) {
+		FILE *f = std::fopen(path.c_str(), "w");
+		if (f != nullptr) {
+			std::fputs(text, f);
+			std::fclose(f);
+		}
+	};
+	for (const char *dir : {"/devices", "/devices/vda", "/devices/vda/queue", "/devices/vda/vda1",
+							"/devices/zram0", "/devices/zram0/queue", "/block"})
+		mkdir((r + dir).c_str(), 0700);
+	write(r + "/devices/vda/queue/read_ahead_kb", "8192\n");
+	write(r + "/devices/zram0/queue/read_ahead_kb", "12x\n");
+	(void) !symlink("../devices/vda", (r + "/block/254:0").c_str());
+	(void) !symlink("../devices/vda/vda1", (r + "/block/254:1").c_str());
+	(void) !symlink("../devices/zram0", (r + "/block/253:0").c_str());
+	const std::string blocks = r + "/block";
+	check(device_read_ahead_kb(blocks.c_str(), 254, 0) == 8192, "a disk's own");
+	check(device_read_ahead_kb(blocks.c_str(), 254, 1) == 8192, "a partition's is its disk's");
+	check(device_read_ahead_kb(blocks.c_str(), 0, 45) == -1,
+		  "no block device (tmpfs, a network file system): not known");
+	check(device_read_ahead_kb(blocks.c_str(), 253, 0) == -1, "not a number: not known");
+	write(r + "/devices/vda/queue/read_ahead_kb", "128\n");
+	check(device_read_ahead_kb(blocks.c_str(), 254, 1) == 128, "read again, as it is now");
+	for (const char *f : {"/block/254:0", "/block/254:1", "/block/253:0",
+						  "/devices/vda/queue/read_ahead_kb",
+						  "/devices/zram0/queue/read_ahead_kb"})
+		unlink((r + f).c_str());
+	for (const char *dir : {"/block", "/devices/zram0/queue", "/devices/zram0",
+							"/devices/vda/vda1", "/devices/vda/queue", "/devices/vda",
+							"/devices", ""})
+		rmdir((r + dir).c_str());
+}
+
 // VACUUM's cost-based delay: per page read through, vacuum_cost_page_miss
 // points for reading it in and vacuum_cost_page_hit for the free space
 // map's page, each point vacuum_cost_delay / vacuum_cost_limit of sleep.
@@ -1653,6 +1698,7 @@ int main()
 	test_cost_delay_overlap();
 	test_cost_delay_cpu();
 	test_calibration_record();
+	test_device_read_ahead();
 	test_find_rate_limit();
 	test_walker_edges();
 	test_walker_random();
