@@ -67,9 +67,11 @@ CREATE TEMP TABLE vs_before AS SELECT clock_timestamp() AS t;
 CREATE TEMP TABLE vs_measured AS SELECT * FROM vacskip.calibrate(seconds => 0.5);
 SELECT tablespace, rounds >= 1 AS measured, seconds > 0 AS took_time,
        measured_at BETWEEN (SELECT t FROM vs_before) AND clock_timestamp() AS when_ok,
-       io_path LIKE CASE WHEN current_setting('server_version_num')::int >= 180000
-                         THEN '% reads%, io_method %: % in flight'
-                         ELSE '% reads%, one at a time' END AS path_ok,
+       -- buffered reads name the kernel's readahead where the device shows it
+       io_path ~ ('^(direct reads|buffered reads( \(kernel readahead \d+ kB\))?), ' ||
+                  CASE WHEN current_setting('server_version_num')::int >= 180000
+                       THEN 'io_method .*: \d+ in flight$'
+                       ELSE 'one at a time$' END) AS path_ok,
        -- 1 %, 1/57, then where a scattered map's mean skippable run is 32 .. 1
        (SELECT array_agg(round(1 / d::numeric, 9)::float8) FROM unnest(densities) d)
          AS one_in, array_dims(read_us) AS read_dims,

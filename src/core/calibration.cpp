@@ -152,7 +152,7 @@ int device_read_ahead_kb(const char *sys_dev_block, unsigned major, unsigned min
 			return -1;
 		text[n] = '\0';
 		const long kb = std::strtol(text, &end, 10);
-		return end != text && (*end == '\n' || *end == '\0') && kb >= 0 && kb <= 1L << 30 ?
+		return end != text && (*end == '\n' || *end == '\0') && kb >= 0 && kb <= 1000000000L ?
 			static_cast<int>(kb) : -1;
 	}
 	return -1;

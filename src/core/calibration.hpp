@@ -84,7 +84,8 @@ bool same_io_path(const CalibrationRecord &r, const StorageInputs &now);
 // sysfs shows it under `sys_dev_block` ("/sys/dev/block": one link per
 // device, to its directory): a disk's queue/read_ahead_kb, or for a
 // partition, which has no queue of its own, its disk's; -1 where neither
-// can be read as a number of kB.
+// can be read as a number of kB (at most 10^9, as a calibration file
+// keeps it).
 int device_read_ahead_kb(const char *sys_dev_block, unsigned major, unsigned minor);
 
 // The most rounds calibrate() keeps per pattern.

@@ -78,9 +78,10 @@ read_ahead_kb_of(Oid spcoid)
 
 namespace {
 
-// read_ahead_kb_of(), read again at most once a second in a backend: a read
-// of /sys took about 15 us on the benchmark machine, more than the rest of
-// the choice, and a VACUUM of a table with a TOAST table chooses twice.
+// read_ahead_kb_of(), read again at most once a second in a backend: a
+// stat() and a read of /sys took about 17 us on the benchmark machine, more
+// than the rest of the choice, and a VACUUM of a table with a TOAST table
+// chooses twice.
 constexpr double kReadAheadSeenFor = 1.0;   // seconds
 
 int
@@ -93,7 +94,7 @@ read_ahead_kb_now(Oid spcoid)
 		instr_time	at;
 	};
 	static Seen seen[8];
-	static int	next;
+	static unsigned next;
 	instr_time	now;
 
 	INSTR_TIME_SET_CURRENT(now);
