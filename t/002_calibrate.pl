@@ -1,6 +1,7 @@
 # vacskip.calibrate(): its result survives a restart, autovacuum uses it,
-# two calibrations at once both land, a crash in the middle of one loses
-# nothing, and forget_calibration() takes it back.  The autovacuum part
+# a copy of the data directory does not, two calibrations at once both
+# land, a crash in the middle of one loses nothing, and
+# forget_calibration() takes it back.  The autovacuum part
 # needs the skip threshold hook; the rest runs on every server.
 use strict;
 use warnings FATAL => 'all';
@@ -251,6 +252,41 @@ is(explain_of('t'), $before, 'the same calibration after a restart');
 	replace_file($file, $unknown);
 	like(explain_of('t'), qr/^calibration\|measured .* with buffered reads, .*\|\d+$/,
 		'a record without its readahead is used');
+	replace_file($file, $saved);
+	is(explain_of('t'), $before, 'put back, it is used again');
+}
+
+# The calibration keeps where the tablespace's files lay: the file system
+# and the inode of its directory.  A copy of the data directory (here cp
+# -a of the stopped cluster; a base backup, a restore and data moved to
+# other storage are copies alike) holds the calibration file but not the
+# storage it measured: there it is not used until calibrate() runs there.
+# The original, and a record that does not know its place, use it.
+{
+	my $file = $node->data_dir . '/vacskip/calibration.1663';
+	my $saved = slurp_file($file);
+	my ($ino) = $saved =~ /^directory_inode (\d+)$/m;
+	is($ino, (stat($node->data_dir . '/base'))[1],
+		'the calibration keeps the inode of the tablespace\'s directory');
+	my $copy = PostgreSQL::Test::Cluster->new('copy');
+	$node->stop;
+	PostgreSQL::Test::Utils::system_or_bail('cp', '-a', $node->data_dir, $copy->data_dir);
+	unlink $copy->data_dir . '/postmaster.pid';
+	$copy->append_conf('postgresql.conf', 'port = ' . $copy->port);
+	$copy->start;
+	is(slurp_file($copy->data_dir . '/vacskip/calibration.1663'),
+		$saved, 'the copy holds the same calibration file');
+	like(
+		$copy->safe_psql('postgres',
+			"SELECT cost_source || '|' || calibration FROM vacskip.explain_threshold('t')"),
+		qr/^settings\|not used: measured .* where the tablespace's directory was another \(a copy of the data: .*\); run vacskip\.calibrate\(\) again$/,
+		'a copy of the data directory does not use the calibration it holds');
+	$copy->stop;
+	$node->start;
+	is(explain_of('t'), $before, 'the original still uses its own');
+	(my $unknown = $saved) =~ s/^(file_system|directory_inode) \d+\n//mg;
+	replace_file($file, $unknown);
+	is(explain_of('t'), $before, 'a record without its place is used');
 	replace_file($file, $saved);
 	is(explain_of('t'), $before, 'put back, it is used again');
 }

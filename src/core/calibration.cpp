@@ -1,12 +1,15 @@
 #include "calibration.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <initializer_list>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 namespace vacskip {
@@ -54,6 +57,21 @@ bool integer(const char *text, std::size_t len, const char *key, long long *out)
 		return false;
 	*out = std::strtoll(buf, &end, 10);
 	return end != buf && *end == '\0';
+}
+
+// A number from 0 to 2^64 - 1, in decimal.
+bool unsigned_field(const char *text, std::size_t len, const char *key, std::uint64_t *out)
+{
+	char buf[64];
+	char *end;
+	if (!field(text, len, key, buf, sizeof(buf)) || !(buf[0] >= '0' && buf[0] <= '9'))
+		return false;
+	errno = 0;
+	const unsigned long long v = std::strtoull(buf, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return false;
+	*out = v;
+	return true;
 }
 
 bool int_field(const char *text, std::size_t len, const char *key, int *out)
@@ -156,6 +174,24 @@ int device_read_ahead_kb(const char *sys_dev_block, unsigned major, unsigned min
 			static_cast<int>(kb) : -1;
 	}
 	return -1;
+}
+
+bool place_of(const char *path, std::uint64_t *file_system, std::uint64_t *directory_inode)
+{
+	struct stat st;
+	struct statvfs vfs;
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || statvfs(path, &vfs) != 0)
+		return false;
+	*file_system = vfs.f_fsid;
+	*directory_inode = st.st_ino;
+	return true;
+}
+
+bool same_place(const CalibrationRecord &r, std::uint64_t file_system,
+				std::uint64_t directory_inode)
+{
+	return r.directory_inode == 0 || directory_inode == 0 ||
+		   (r.file_system == file_system && r.directory_inode == directory_inode);
 }
 
 namespace {
@@ -592,11 +628,15 @@ int format_calibration(const CalibrationRecord &r, char *out, std::size_t size)
 		"noise_dof %d\n"
 		"limit_requests %.17g\n"
 		"limit_bytes %.17g\n"
-		"read_ahead_kb %d\n",
+		"read_ahead_kb %d\n"
+		"file_system %llu\n"
+		"directory_inode %llu\n",
 		kCalibrationFormat, r.tablespace, static_cast<long long>(r.measured_at), r.seconds,
 		r.rounds, r.server_major, r.direct_io ? 1 : 0, io_method_name(r.io_method),
 		r.io_workers, r.maintenance_io_concurrency, r.io_combine_limit, c.cpu_page_us,
-		c.cpu_tuple_us, c.noise_dof, r.limit_requests, r.limit_bytes, r.read_ahead_kb);
+		c.cpu_tuple_us, c.noise_dof, r.limit_requests, r.limit_bytes, r.read_ahead_kb,
+		static_cast<unsigned long long>(r.file_system),
+		static_cast<unsigned long long>(r.directory_inode));
 	// one line per density and part: "read_us_<d> ", "start_read_us_<d> "
 	// or "read_cpu_share_<d> " and the thresholds' figures; then the
 	// noises, one per density
@@ -653,6 +693,12 @@ bool parse_calibration(const char *text, std::size_t len, CalibrationRecord *out
 	// says nothing of the readahead it was measured under
 	if (field(text, len, "read_ahead_kb", line, sizeof(line)) &&
 		!(int_field(text, len, "read_ahead_kb", &r.read_ahead_kb) && r.read_ahead_kb >= -1))
+		return false;
+	// nor, without them, of where it was measured
+	if ((field(text, len, "file_system", line, sizeof(line)) &&
+		 !unsigned_field(text, len, "file_system", &r.file_system)) ||
+		(field(text, len, "directory_inode", line, sizeof(line)) &&
+		 !unsigned_field(text, len, "directory_inode", &r.directory_inode)))
 		return false;
 	r.measured_at = at;
 	r.direct_io = direct != 0;

@@ -25,6 +25,13 @@ struct CalibrationRecord {
 	// tablespace (read_ahead_kb); -1 where it was not found, with direct
 	// reads, and in records written before it was kept.
 	int read_ahead_kb = -1;
+	// Where the tablespace's files lay: the file system (statvfs()'s f_fsid)
+	// and the inode of the tablespace's directory (place_of()).  A copy of
+	// the directory (a base backup, a restore, the data moved to other
+	// storage) is another inode, or another file system.  0 where it was
+	// not found, and in records written before it was kept.
+	std::uint64_t file_system = 0;
+	std::uint64_t directory_inode = 0;
 	// When (seconds since the Unix epoch), for how long, in how many rounds.
 	std::int64_t measured_at = 0;
 	double seconds = 0;
@@ -87,6 +94,16 @@ bool same_io_path(const CalibrationRecord &r, const StorageInputs &now);
 // can be read as a number of kB (at most 10^9, as a calibration file
 // keeps it).
 int device_read_ahead_kb(const char *sys_dev_block, unsigned major, unsigned minor);
+
+// The file system (statvfs()'s f_fsid) and the inode of directory `path`;
+// false, and both left alone, where either cannot be read.
+bool place_of(const char *path, std::uint64_t *file_system, std::uint64_t *directory_inode);
+
+// Whether the record was measured where the tablespace's directory is
+// now (file_system, directory_inode as place_of() gives them): true
+// where either side does not know (an inode of 0).
+bool same_place(const CalibrationRecord &r, std::uint64_t file_system,
+				std::uint64_t directory_inode);
 
 // The most rounds calibrate() keeps per pattern.
 constexpr int kMaxRounds = 200;

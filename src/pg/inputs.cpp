@@ -76,23 +76,38 @@ read_ahead_kb_of(Oid spcoid)
 												 minor(st.st_dev)) : -1;
 }
 
+bool
+place_of_tablespace(Oid spcoid, std::uint64_t *file_system, std::uint64_t *directory_inode)
+{
+	char	   *dir = spcoid == DEFAULTTABLESPACE_OID ? pstrdup("base") :
+		psprintf("pg_tblspc/%u/%s", spcoid, TABLESPACE_VERSION_DIRECTORY);
+	const bool	found = vacskip::place_of(dir, file_system, directory_inode);
+
+	pfree(dir);
+	return found;
+}
+
 namespace {
 
-// read_ahead_kb_of(), read again at most once a second in a backend: a
-// stat() and a read of /sys took about 17 us on the benchmark machine, more
-// than the rest of the choice, and a VACUUM of a table with a TOAST table
-// chooses twice.
-constexpr double kReadAheadSeenFor = 1.0;   // seconds
+// What VACUUM reads of the tablespace's storage: read_ahead_kb_of() and
+// place_of_tablespace(), read again at most once a second in a backend: the
+// readahead alone, a stat() and a read of /sys, took about 17 us on the
+// benchmark machine, more than the rest of the choice, and a VACUUM of a
+// table with a TOAST table chooses twice.
+constexpr double kStorageSeenFor = 1.0;   // seconds
 
-int
-read_ahead_kb_now(Oid spcoid)
+struct Seen
 {
-	struct Seen
-	{
-		Oid			spcoid;
-		int			kb;
-		instr_time	at;
-	};
+	Oid			spcoid;
+	int			kb;
+	std::uint64_t file_system;
+	std::uint64_t directory_inode;
+	instr_time	at;
+};
+
+const Seen &
+storage_now(Oid spcoid)
+{
 	static Seen seen[8];
 	static unsigned next;
 	instr_time	now;
@@ -108,13 +123,15 @@ read_ahead_kb_now(Oid spcoid)
 		instr_time	age = now;
 
 		INSTR_TIME_SUBTRACT(age, s->at);
-		if (INSTR_TIME_GET_DOUBLE(age) < kReadAheadSeenFor)
-			return s->kb;
+		if (INSTR_TIME_GET_DOUBLE(age) < kStorageSeenFor)
+			return *s;
 	}
 	else
 		s = &seen[next++ % lengthof(seen)];
-	*s = Seen{spcoid, read_ahead_kb_of(spcoid), now};
-	return s->kb;
+	*s = Seen{spcoid, read_ahead_kb_of(spcoid), 0, 0, now};
+	if (!place_of_tablespace(spcoid, &s->file_system, &s->directory_inode))
+		s->file_system = s->directory_inode = 0;
+	return *s;
 }
 
 }  // namespace
@@ -124,8 +141,16 @@ read_calibration(Oid spcoid, vacskip::StorageInputs *now, vacskip::CalibrationRe
 {
 	if (!load_calibration(spcoid, rec))
 		return CalibrationState::kNone;
-	if (!rec->direct_io && rec->read_ahead_kb >= 0 && !now->direct_io)
-		now->read_ahead_kb = read_ahead_kb_now(spcoid);
+	if (rec->directory_inode != 0 || (!rec->direct_io && rec->read_ahead_kb >= 0 &&
+									  !now->direct_io))
+	{
+		const Seen &seen = storage_now(spcoid);
+
+		if (!vacskip::same_place(*rec, seen.file_system, seen.directory_inode))
+			return CalibrationState::kElsewhere;
+		if (!rec->direct_io && rec->read_ahead_kb >= 0 && !now->direct_io)
+			now->read_ahead_kb = seen.kb;
+	}
 	return vacskip::same_io_path(*rec, *now) ? CalibrationState::kCurrent :
 		CalibrationState::kStale;
 }

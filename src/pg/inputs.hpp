@@ -30,11 +30,19 @@ void read_storage_of(Oid spcoid, vacskip::StorageInputs *in);
 // cannot be read.
 int read_ahead_kb_of(Oid spcoid);
 
-// The tablespace's calibration, if any, and whether it measured the I/O
-// path VACUUM's reads take under `now` (vacskip::same_io_path()); where it
+// Where tablespace `spcoid`'s files lie (vacskip::place_of() of its
+// directory: base, or pg_tblspc/OID/PG_...); false where it cannot be read.
+bool place_of_tablespace(Oid spcoid, std::uint64_t *file_system,
+						 std::uint64_t *directory_inode);
+
+// The tablespace's calibration, if any, whether it was measured where the
+// tablespace's directory is now (vacskip::same_place(); not: kElsewhere, a
+// copy of the data), and whether it measured the I/O path VACUUM's reads
+// take under `now` (vacskip::same_io_path(); not: kStale); where it
 // measured buffered reads under a known readahead, now->read_ahead_kb is
-// read first (read_ahead_kb_of(), at most once a second in a backend).
-enum class CalibrationState { kNone, kCurrent, kStale };
+// read first.  The readahead and the place are read at most once a second
+// in a backend.
+enum class CalibrationState { kNone, kCurrent, kStale, kElsewhere };
 CalibrationState read_calibration(Oid spcoid, vacskip::StorageInputs *now,
 								  vacskip::CalibrationRecord *rec);
 

@@ -946,6 +946,8 @@ void test_calibration_record()
 	r.limit_bytes = 131072000;
 	r.costs.read_cpu_share[5][4] = 0.375;
 	r.read_ahead_kb = 4096;
+	r.file_system = 0xfedcba9876543210ULL;   // beyond a signed 64-bit number
+	r.directory_inode = 1234567;
 	std::snprintf(r.tablespace, sizeof(r.tablespace), "%s", "fast space");
 	char text[8192];
 	const int n = format_calibration(r, text, sizeof(text));
@@ -963,7 +965,8 @@ void test_calibration_record()
 			  back.direct_io && back.measured_at == 1764600000 && back.rounds == 7 &&
 			  std::string(back.tablespace) == "fast space" && near(back.limit_requests, 3000.5) &&
 			  near(back.limit_bytes, 131072000) && near(back.costs.read_cpu_share[5][4], 0.375) &&
-			  back.read_ahead_kb == 4096,
+			  back.read_ahead_kb == 4096 && back.file_system == 0xfedcba9876543210ULL &&
+			  back.directory_inode == 1234567,
 		  "every field survives");
 	// the longest a record can be (every figure 23 characters, the longest
 	// name) fits the 8,192 bytes calibration_store.cpp reads of a file
@@ -975,6 +978,7 @@ void test_calibration_record()
 			longest.costs.read_us[d][t] = longest.costs.start_read_us[d][t] =
 				longest.costs.read_cpu_share[d][t] = wide;
 	}
+	longest.file_system = longest.directory_inode = UINT64_MAX;
 	longest.seconds = longest.costs.cpu_page_us = longest.costs.cpu_tuple_us =
 		longest.limit_requests = longest.limit_bytes = wide;
 	std::memset(longest.tablespace, 'n', sizeof(longest.tablespace) - 1);
@@ -1048,6 +1052,30 @@ void test_calibration_record()
 		wrong.replace(ra, wrong.find('\n', ra) - ra, bad);
 		check(!parse_calibration(wrong.data(), wrong.size(), &x), bad);
 	}
+	// where it was measured: a record without it does not know, and says
+	// nothing against any place
+	std::string nowhere = good;
+	for (const char *key : {"file_system ", "directory_inode "}) {
+		const std::size_t at = nowhere.find(key);
+		check(at != std::string::npos, key);
+		nowhere.erase(at, nowhere.find('\n', at) - at + 1);
+	}
+	check(parse_calibration(nowhere.data(), nowhere.size(), &x) && x.file_system == 0 &&
+			  x.directory_inode == 0 && same_place(x, 1, 2),
+		  "a record written before its place was kept reads back, not knowing it");
+	const std::size_t ino = good.find("directory_inode ");
+	for (const char *bad : {"directory_inode -1", "directory_inode 12x", "directory_inode ",
+							"directory_inode 18446744073709551616", "directory_inode +5"}) {
+		std::string wrong = good;
+		wrong.replace(ino, wrong.find('\n', ino) - ino, bad);
+		check(!parse_calibration(wrong.data(), wrong.size(), &x), bad);
+	}
+	check(same_place(r, r.file_system, r.directory_inode), "measured here");
+	check(!same_place(r, r.file_system, r.directory_inode + 1),
+		  "another directory on the same file system: a copy");
+	check(!same_place(r, r.file_system + 1, r.directory_inode),
+		  "the same inode on another file system: a copy");
+	check(same_place(r, 5, 0), "a place not known now cannot tell");
 	std::string no_limit = good;
 	const std::size_t nl = no_limit.find("limit_bytes ");
 	no_limit.erase(nl, no_limit.find('\n', nl) - nl + 1);
@@ -1428,6 +1456,31 @@ void test_device_read_ahead()
 		rmdir((r + dir).c_str());
 }
 
+// Where a directory lies: a copy of it (another directory) is another
+// place, the same directory read again the same.
+void test_place_of()
+{
+	char root[] = "/tmp/vacskip-place-XXXXXX";
+	check(mkdtemp(root) != nullptr, "a directory");
+	const std::string r = root;
+	mkdir((r + "/base").c_str(), 0700);
+	mkdir((r + "/copy").c_str(), 0700);
+	std::uint64_t fs = 0, ino = 0, fs2 = 0, ino2 = 0, fs3 = 7, ino3 = 7;
+	CalibrationRecord here;
+	check(place_of((r + "/base").c_str(), &here.file_system, &here.directory_inode) &&
+			  here.directory_inode != 0 && place_of((r + "/base").c_str(), &fs, &ino) &&
+			  same_place(here, fs, ino),
+		  "a directory is where it was");
+	check(place_of((r + "/copy").c_str(), &fs2, &ino2) && fs2 == fs &&
+			  !same_place(here, fs2, ino2),
+		  "another directory on the same file system is another place");
+	check(!place_of((r + "/none").c_str(), &fs3, &ino3) && fs3 == 7 && ino3 == 7,
+		  "no directory: not known, nothing changed");
+	rmdir((r + "/base").c_str());
+	rmdir((r + "/copy").c_str());
+	rmdir(root);
+}
+
 // VACUUM's cost-based delay: per page read through, vacuum_cost_page_miss
 // points for reading it in and vacuum_cost_page_hit for the free space
 // map's page, each point vacuum_cost_delay / vacuum_cost_limit of sleep.
@@ -1699,6 +1752,7 @@ int main()
 	test_cost_delay_cpu();
 	test_calibration_record();
 	test_device_read_ahead();
+	test_place_of();
 	test_find_rate_limit();
 	test_walker_edges();
 	test_walker_random();
