@@ -279,7 +279,7 @@ is(explain_of('t'), $before, 'the same calibration after a restart');
 	like(
 		$copy->safe_psql('postgres',
 			"SELECT cost_source || '|' || calibration FROM vacskip.explain_threshold('t')"),
-		qr/^settings\|not used: measured .* where the tablespace's directory was another \(a copy of the data: .*\); run vacskip\.calibrate\(\) again$/,
+		qr/^settings\|not used: measured .* with .*, but the tablespace's directory is another one now \(a copy of the data: .*\); run vacskip\.calibrate\(\) again$/,
 		'a copy of the data directory does not use the calibration it holds');
 	$copy->stop;
 	$node->start;

@@ -128,9 +128,9 @@ describe_calibration(const vacskip::pg::Inputs &in, char *out, size_t size)
 	if (in.calibration_state == vacskip::pg::CalibrationState::kElsewhere)
 	{
 		snprintf(out, size,
-				 "not used: measured %s with %s where the tablespace's directory was "
-				 "another (a copy of the data: a base backup, a restore, the data moved); "
-				 "run vacskip.calibrate() again", at, then);
+				 "not used: measured %s with %s, but the tablespace's directory is "
+				 "another one now (a copy of the data: a base backup, a restore, the data "
+				 "moved); run vacskip.calibrate() again", at, then);
 		return;
 	}
 	vacskip::pg::describe_io_path(in.inputs.storage, now, sizeof(now));
