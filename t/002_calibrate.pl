@@ -256,16 +256,17 @@ is(explain_of('t'), $before, 'the same calibration after a restart');
 	is(explain_of('t'), $before, 'put back, it is used again');
 }
 
-# The calibration keeps where the tablespace's files lay: the file system
-# and the inode of its directory.  A copy of the data directory (here cp
-# -a of the stopped cluster; a base backup, a restore and data moved to
-# other storage are copies alike) holds the calibration file but not the
-# storage it measured: there it is not used until calibrate() runs there.
-# The original, and a record that does not know its place, use it.
+# The calibration keeps where the tablespace's files lay: its directory's
+# inode, when the directory was made and its file system.  A copy of the
+# data directory (here cp -a of the stopped cluster; a base backup, a
+# restore and data moved to other storage are copies alike) holds the
+# calibration file but not the storage it measured: there it is not used
+# until calibrate() runs there.  The original, and a record that does not
+# know its place, use it.
 {
 	my $file = $node->data_dir . '/vacskip/calibration.1663';
 	my $saved = slurp_file($file);
-	my ($ino) = $saved =~ /^directory_inode (\d+)$/m;
+	my ($ino) = $saved =~ /^directory (\d+) \d+ \d+$/m;
 	is($ino, (stat($node->data_dir . '/base'))[1],
 		'the calibration keeps the inode of the tablespace\'s directory');
 	my $copy = PostgreSQL::Test::Cluster->new('copy');
@@ -281,10 +282,16 @@ is(explain_of('t'), $before, 'the same calibration after a restart');
 			"SELECT cost_source || '|' || calibration FROM vacskip.explain_threshold('t')"),
 		qr/^settings\|not used: measured .* with .*, but the tablespace's directory is another one now \(a copy of the data: .*\); run vacskip\.calibrate\(\) again$/,
 		'a copy of the data directory does not use the calibration it holds');
+	$copy->safe_psql('postgres',
+		'SET client_min_messages = error; SELECT vacskip.calibrate(seconds => 1)');
+	like(
+		$copy->safe_psql('postgres',
+			"SELECT cost_source || '|' || calibration FROM vacskip.explain_threshold('t')"),
+		qr/^calibration\|measured /, 'calibrated there, the copy uses its own');
 	$copy->stop;
 	$node->start;
 	is(explain_of('t'), $before, 'the original still uses its own');
-	(my $unknown = $saved) =~ s/^(file_system|directory_inode) \d+\n//mg;
+	(my $unknown = $saved) =~ s/^directory \d+ \d+ \d+\n//m;
 	replace_file($file, $unknown);
 	is(explain_of('t'), $before, 'a record without its place is used');
 	replace_file($file, $saved);
@@ -375,6 +382,16 @@ my $default_now = explain_of('t');
 like($default_now, qr/^calibration\|measured/, 'pg_default calibrated');
 isnt($default_now, $before, 'by the new calibration');
 like(explain_of('u'), qr/^calibration\|measured/, 'the other tablespace too');
+{
+	# its directory: the version directory in the tablespace's location
+	my ($dir) = glob("$spcdir/PG_*");
+	my $spcoid = $node->safe_psql('postgres',
+		"SELECT oid FROM pg_tablespace WHERE spcname = 'other'");
+	my ($ino) = slurp_file($node->data_dir . "/vacskip/calibration.$spcoid") =~
+	  /^directory (\d+) \d+ \d+$/m;
+	is($ino, (stat($dir))[1],
+		'the other tablespace\'s calibration keeps the inode of its directory');
+}
 
 # a crash in the middle of a calibration loses nothing: the one before it
 # stays, the scratch tables are gone

@@ -59,19 +59,24 @@ bool integer(const char *text, std::size_t len, const char *key, long long *out)
 	return end != buf && *end == '\0';
 }
 
-// A number from 0 to 2^64 - 1, in decimal.
-bool unsigned_field(const char *text, std::size_t len, const char *key, std::uint64_t *out)
+// Exactly `n` numbers from 0 to 2^64 - 1, in decimal, separated by one
+// space.
+bool unsigned_numbers(const char *text, std::uint64_t *out, int n)
 {
-	char buf[64];
-	char *end;
-	if (!field(text, len, key, buf, sizeof(buf)) || !(buf[0] >= '0' && buf[0] <= '9'))
-		return false;
-	errno = 0;
-	const unsigned long long v = std::strtoull(buf, &end, 10);
-	if (errno != 0 || *end != '\0')
-		return false;
-	*out = v;
-	return true;
+	const char *p = text;
+	for (int i = 0; i < n; i++) {
+		char *end;
+		if (i > 0 && *p++ != ' ')
+			return false;
+		if (!(*p >= '0' && *p <= '9'))
+			return false;
+		errno = 0;
+		out[i] = std::strtoull(p, &end, 10);
+		if (errno != 0)
+			return false;
+		p = end;
+	}
+	return *p == '\0';
 }
 
 bool int_field(const char *text, std::size_t len, const char *key, int *out)
@@ -176,22 +181,30 @@ int device_read_ahead_kb(const char *sys_dev_block, unsigned major, unsigned min
 	return -1;
 }
 
-bool place_of(const char *path, std::uint64_t *file_system, std::uint64_t *directory_inode)
+bool place_of(const char *path, Place *out)
 {
-	struct stat st;
+	struct statx st;
 	struct statvfs vfs;
-	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || statvfs(path, &vfs) != 0)
+	if (statx(AT_FDCWD, path, 0, STATX_TYPE | STATX_INO | STATX_BTIME, &st) != 0 ||
+		!(st.stx_mask & STATX_TYPE) || !S_ISDIR(st.stx_mode) || !(st.stx_mask & STATX_INO) ||
+		statvfs(path, &vfs) != 0)
 		return false;
-	*file_system = vfs.f_fsid;
-	*directory_inode = st.st_ino;
+	out->inode = st.stx_ino;
+	out->born_ns = (st.stx_mask & STATX_BTIME) && st.stx_btime.tv_sec >= 0 ?
+		static_cast<std::uint64_t>(st.stx_btime.tv_sec) * 1000000000u + st.stx_btime.tv_nsec :
+		0;
+	out->file_system = vfs.f_fsid;
 	return true;
 }
 
-bool same_place(const CalibrationRecord &r, std::uint64_t file_system,
-				std::uint64_t directory_inode)
+bool same_place(const Place &then, const Place &now)
 {
-	return r.directory_inode == 0 || directory_inode == 0 ||
-		   (r.file_system == file_system && r.directory_inode == directory_inode);
+	if (then.inode == 0 || now.inode == 0)
+		return true;
+	if (then.inode != now.inode)
+		return false;
+	return then.born_ns != 0 && now.born_ns != 0 ? then.born_ns == now.born_ns :
+		then.file_system == now.file_system;
 }
 
 namespace {
@@ -629,14 +642,14 @@ int format_calibration(const CalibrationRecord &r, char *out, std::size_t size)
 		"limit_requests %.17g\n"
 		"limit_bytes %.17g\n"
 		"read_ahead_kb %d\n"
-		"file_system %llu\n"
-		"directory_inode %llu\n",
+		"directory %llu %llu %llu\n",
 		kCalibrationFormat, r.tablespace, static_cast<long long>(r.measured_at), r.seconds,
 		r.rounds, r.server_major, r.direct_io ? 1 : 0, io_method_name(r.io_method),
 		r.io_workers, r.maintenance_io_concurrency, r.io_combine_limit, c.cpu_page_us,
 		c.cpu_tuple_us, c.noise_dof, r.limit_requests, r.limit_bytes, r.read_ahead_kb,
-		static_cast<unsigned long long>(r.file_system),
-		static_cast<unsigned long long>(r.directory_inode));
+		static_cast<unsigned long long>(r.directory.inode),
+		static_cast<unsigned long long>(r.directory.born_ns),
+		static_cast<unsigned long long>(r.directory.file_system));
 	// one line per density and part: "read_us_<d> ", "start_read_us_<d> "
 	// or "read_cpu_share_<d> " and the thresholds' figures; then the
 	// noises, one per density
@@ -694,12 +707,16 @@ bool parse_calibration(const char *text, std::size_t len, CalibrationRecord *out
 	if (field(text, len, "read_ahead_kb", line, sizeof(line)) &&
 		!(int_field(text, len, "read_ahead_kb", &r.read_ahead_kb) && r.read_ahead_kb >= -1))
 		return false;
-	// nor, without them, of where it was measured
-	if ((field(text, len, "file_system", line, sizeof(line)) &&
-		 !unsigned_field(text, len, "file_system", &r.file_system)) ||
-		(field(text, len, "directory_inode", line, sizeof(line)) &&
-		 !unsigned_field(text, len, "directory_inode", &r.directory_inode)))
-		return false;
+	// nor, without it, of where: the directory's inode, birth time and file
+	// system
+	std::uint64_t place[3];
+	if (field(text, len, "directory", line, sizeof(line))) {
+		if (!unsigned_numbers(line, place, 3))
+			return false;
+		r.directory.inode = place[0];
+		r.directory.born_ns = place[1];
+		r.directory.file_system = place[2];
+	}
 	r.measured_at = at;
 	r.direct_io = direct != 0;
 	r.io_method = io_method_of(method);

@@ -12,6 +12,17 @@
 
 namespace vacskip {
 
+// Where a directory lies (place_of()): its inode, when it was made
+// (nanoseconds since the Unix epoch; 0 where the file system does not keep
+// it) and its file system (statvfs()'s f_fsid).  A copy of the directory (a
+// base backup, a restore, the data moved to other storage) is a directory
+// made later.  All 0 where it is not known.
+struct Place {
+	std::uint64_t inode = 0;
+	std::uint64_t born_ns = 0;
+	std::uint64_t file_system = 0;
+};
+
 struct CalibrationRecord {
 	Calibration costs;
 	// The I/O path VACUUM's reads took when it was measured.
@@ -25,13 +36,9 @@ struct CalibrationRecord {
 	// tablespace (read_ahead_kb); -1 where it was not found, with direct
 	// reads, and in records written before it was kept.
 	int read_ahead_kb = -1;
-	// Where the tablespace's files lay: the file system (statvfs()'s f_fsid)
-	// and the inode of the tablespace's directory (place_of()).  A copy of
-	// the directory (a base backup, a restore, the data moved to other
-	// storage) is another inode, or another file system.  0 where it was
-	// not found, and in records written before it was kept.
-	std::uint64_t file_system = 0;
-	std::uint64_t directory_inode = 0;
+	// Where the tablespace's directory was; not known in records written
+	// before it was kept.
+	Place directory;
 	// When (seconds since the Unix epoch), for how long, in how many rounds.
 	std::int64_t measured_at = 0;
 	double seconds = 0;
@@ -95,15 +102,17 @@ bool same_io_path(const CalibrationRecord &r, const StorageInputs &now);
 // keeps it).
 int device_read_ahead_kb(const char *sys_dev_block, unsigned major, unsigned minor);
 
-// The file system (statvfs()'s f_fsid) and the inode of directory `path`;
-// false, and both left alone, where either cannot be read.
-bool place_of(const char *path, std::uint64_t *file_system, std::uint64_t *directory_inode);
+// Where directory `path` lies (statx()'s inode and birth time, statvfs()'s
+// f_fsid); false, and *out left alone, where it cannot be read or is no
+// directory.
+bool place_of(const char *path, Place *out);
 
-// Whether the record was measured where the tablespace's directory is
-// now (file_system, directory_inode as place_of() gives them): true
-// where either side does not know (an inode of 0).
-bool same_place(const CalibrationRecord &r, std::uint64_t file_system,
-				std::uint64_t directory_inode);
+// Whether `then` and `now` are the same directory: the same inode, made at
+// the same time where both know when, else on the same file system.  True
+// where either does not know its inode (0).  The birth time decides where
+// it is kept: f_fsid is on some file systems (XFS) the device's number,
+// which another boot can change.
+bool same_place(const Place &then, const Place &now);
 
 // The most rounds calibrate() keeps per pattern.
 constexpr int kMaxRounds = 200;

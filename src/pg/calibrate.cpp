@@ -947,8 +947,7 @@ current_path(Oid spcoid, vacskip::CalibrationRecord *rec)
 	rec->maintenance_io_concurrency = now.maintenance_io_concurrency;
 	rec->io_combine_limit = now.io_combine_limit;
 	rec->read_ahead_kb = now.direct_io ? -1 : vacskip::pg::read_ahead_kb_of(spcoid);
-	if (!vacskip::pg::place_of_tablespace(spcoid, &rec->file_system, &rec->directory_inode))
-		rec->file_system = rec->directory_inode = 0;
+	rec->directory = vacskip::pg::place_of_tablespace(spcoid);
 }
 
 // The measurement; fills rec->costs and rec->rounds, and returns each

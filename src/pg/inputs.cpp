@@ -76,15 +76,16 @@ read_ahead_kb_of(Oid spcoid)
 												 minor(st.st_dev)) : -1;
 }
 
-bool
-place_of_tablespace(Oid spcoid, std::uint64_t *file_system, std::uint64_t *directory_inode)
+vacskip::Place
+place_of_tablespace(Oid spcoid)
 {
 	char	   *dir = spcoid == DEFAULTTABLESPACE_OID ? pstrdup("base") :
 		psprintf("pg_tblspc/%u/%s", spcoid, TABLESPACE_VERSION_DIRECTORY);
-	const bool	found = vacskip::place_of(dir, file_system, directory_inode);
+	vacskip::Place place;
 
+	(void) vacskip::place_of(dir, &place);
 	pfree(dir);
-	return found;
+	return place;
 }
 
 namespace {
@@ -100,8 +101,7 @@ struct Seen
 {
 	Oid			spcoid;
 	int			kb;
-	std::uint64_t file_system;
-	std::uint64_t directory_inode;
+	vacskip::Place place;
 	instr_time	at;
 };
 
@@ -128,9 +128,7 @@ storage_now(Oid spcoid)
 	}
 	else
 		s = &seen[next++ % lengthof(seen)];
-	*s = Seen{spcoid, read_ahead_kb_of(spcoid), 0, 0, now};
-	if (!place_of_tablespace(spcoid, &s->file_system, &s->directory_inode))
-		s->file_system = s->directory_inode = 0;
+	*s = Seen{spcoid, read_ahead_kb_of(spcoid), place_of_tablespace(spcoid), now};
 	return *s;
 }
 
@@ -141,12 +139,12 @@ read_calibration(Oid spcoid, vacskip::StorageInputs *now, vacskip::CalibrationRe
 {
 	if (!load_calibration(spcoid, rec))
 		return CalibrationState::kNone;
-	if (rec->directory_inode != 0 || (!rec->direct_io && rec->read_ahead_kb >= 0 &&
+	if (rec->directory.inode != 0 || (!rec->direct_io && rec->read_ahead_kb >= 0 &&
 									  !now->direct_io))
 	{
 		const Seen &seen = storage_now(spcoid);
 
-		if (!vacskip::same_place(*rec, seen.file_system, seen.directory_inode))
+		if (!vacskip::same_place(rec->directory, seen.place))
 			return CalibrationState::kElsewhere;
 		if (!rec->direct_io && rec->read_ahead_kb >= 0 && !now->direct_io)
 			now->read_ahead_kb = seen.kb;

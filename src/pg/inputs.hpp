@@ -30,10 +30,10 @@ void read_storage_of(Oid spcoid, vacskip::StorageInputs *in);
 // cannot be read.
 int read_ahead_kb_of(Oid spcoid);
 
-// Where tablespace `spcoid`'s files lie (vacskip::place_of() of its
-// directory: base, or pg_tblspc/OID/PG_...); false where it cannot be read.
-bool place_of_tablespace(Oid spcoid, std::uint64_t *file_system,
-						 std::uint64_t *directory_inode);
+// Where tablespace `spcoid`'s directory lies (vacskip::place_of() of base,
+// or pg_tblspc/OID/PG_...); not known (an inode of 0) where it cannot be
+// read.
+vacskip::Place place_of_tablespace(Oid spcoid);
 
 // The tablespace's calibration, if any, whether it was measured where the
 // tablespace's directory is now (vacskip::same_place(); not: kElsewhere, a

@@ -946,8 +946,9 @@ void test_calibration_record()
 	r.limit_bytes = 131072000;
 	r.costs.read_cpu_share[5][4] = 0.375;
 	r.read_ahead_kb = 4096;
-	r.file_system = 0xfedcba9876543210ULL;   // beyond a signed 64-bit number
-	r.directory_inode = 1234567;
+	r.directory.inode = 1234567;
+	r.directory.born_ns = 1764600000123456789ULL;
+	r.directory.file_system = 0xfedcba9876543210ULL;   // beyond a signed 64-bit number
 	std::snprintf(r.tablespace, sizeof(r.tablespace), "%s", "fast space");
 	char text[8192];
 	const int n = format_calibration(r, text, sizeof(text));
@@ -965,8 +966,9 @@ void test_calibration_record()
 			  back.direct_io && back.measured_at == 1764600000 && back.rounds == 7 &&
 			  std::string(back.tablespace) == "fast space" && near(back.limit_requests, 3000.5) &&
 			  near(back.limit_bytes, 131072000) && near(back.costs.read_cpu_share[5][4], 0.375) &&
-			  back.read_ahead_kb == 4096 && back.file_system == 0xfedcba9876543210ULL &&
-			  back.directory_inode == 1234567,
+			  back.read_ahead_kb == 4096 && back.directory.inode == 1234567 &&
+			  back.directory.born_ns == 1764600000123456789ULL &&
+			  back.directory.file_system == 0xfedcba9876543210ULL,
 		  "every field survives");
 	// the longest a record can be (every figure 23 characters, the longest
 	// name) fits the 8,192 bytes calibration_store.cpp reads of a file
@@ -978,7 +980,8 @@ void test_calibration_record()
 			longest.costs.read_us[d][t] = longest.costs.start_read_us[d][t] =
 				longest.costs.read_cpu_share[d][t] = wide;
 	}
-	longest.file_system = longest.directory_inode = UINT64_MAX;
+	longest.directory.inode = longest.directory.born_ns = longest.directory.file_system =
+		UINT64_MAX;
 	longest.seconds = longest.costs.cpu_page_us = longest.costs.cpu_tuple_us =
 		longest.limit_requests = longest.limit_bytes = wide;
 	std::memset(longest.tablespace, 'n', sizeof(longest.tablespace) - 1);
@@ -1055,27 +1058,38 @@ void test_calibration_record()
 	// where it was measured: a record without it does not know, and says
 	// nothing against any place
 	std::string nowhere = good;
-	for (const char *key : {"file_system ", "directory_inode "}) {
-		const std::size_t at = nowhere.find(key);
-		check(at != std::string::npos, key);
-		nowhere.erase(at, nowhere.find('\n', at) - at + 1);
-	}
-	check(parse_calibration(nowhere.data(), nowhere.size(), &x) && x.file_system == 0 &&
-			  x.directory_inode == 0 && same_place(x, 1, 2),
+	const std::size_t dir = nowhere.find("\ndirectory ") + 1;
+	nowhere.erase(dir, nowhere.find('\n', dir) - dir + 1);
+	check(dir != 0 && parse_calibration(nowhere.data(), nowhere.size(), &x) &&
+			  x.directory.inode == 0 && x.directory.born_ns == 0 &&
+			  x.directory.file_system == 0 && same_place(x.directory, r.directory),
 		  "a record written before its place was kept reads back, not knowing it");
-	const std::size_t ino = good.find("directory_inode ");
-	for (const char *bad : {"directory_inode -1", "directory_inode 12x", "directory_inode ",
-							"directory_inode 18446744073709551616", "directory_inode +5"}) {
+	for (const char *bad : {"directory -1 2 3", "directory 1 2", "directory 1 2 3 4",
+							"directory 1 2x 3", "directory 1  2 3", "directory 1 2 +3",
+							"directory 1 18446744073709551616 3", "directory "}) {
 		std::string wrong = good;
-		wrong.replace(ino, wrong.find('\n', ino) - ino, bad);
+		wrong.replace(dir, wrong.find('\n', dir) - dir, bad);
 		check(!parse_calibration(wrong.data(), wrong.size(), &x), bad);
 	}
-	check(same_place(r, r.file_system, r.directory_inode), "measured here");
-	check(!same_place(r, r.file_system, r.directory_inode + 1),
-		  "another directory on the same file system: a copy");
-	check(!same_place(r, r.file_system + 1, r.directory_inode),
-		  "the same inode on another file system: a copy");
-	check(same_place(r, 5, 0), "a place not known now cannot tell");
+	Place there = r.directory;
+	check(same_place(r.directory, there), "measured here");
+	there.inode++;
+	check(!same_place(r.directory, there), "another directory on the file system: a copy");
+	there = r.directory;
+	there.born_ns++;
+	check(!same_place(r.directory, there), "the same inode made at another time: a copy");
+	there = r.directory;
+	there.file_system++;
+	check(same_place(r.directory, there),
+		  "the same directory, made at the same time, on a file system numbered anew (XFS's "
+		  "f_fsid is its device's number)");
+	there.born_ns = 0;
+	check(!same_place(r.directory, there),
+		  "where either does not know when it was made, another file system: a copy");
+	there.file_system = r.directory.file_system;
+	check(same_place(r.directory, there), "and the same one: the same directory");
+	there.inode = 0;
+	check(same_place(r.directory, there), "a place not known now cannot tell");
 	std::string no_limit = good;
 	const std::size_t nl = no_limit.find("limit_bytes ");
 	no_limit.erase(nl, no_limit.find('\n', nl) - nl + 1);
@@ -1461,21 +1475,37 @@ void test_device_read_ahead()
 void test_place_of()
 {
 	char root[] = "/tmp/vacskip-place-XXXXXX";
-	check(mkdtemp(root) != nullptr, "a directory");
+	if (mkdtemp(root) == nullptr) {
+		check(false, "a directory");
+		return;
+	}
 	const std::string r = root;
 	mkdir((r + "/base").c_str(), 0700);
 	mkdir((r + "/copy").c_str(), 0700);
-	std::uint64_t fs = 0, ino = 0, fs2 = 0, ino2 = 0, fs3 = 7, ino3 = 7;
-	CalibrationRecord here;
-	check(place_of((r + "/base").c_str(), &here.file_system, &here.directory_inode) &&
-			  here.directory_inode != 0 && place_of((r + "/base").c_str(), &fs, &ino) &&
-			  same_place(here, fs, ino),
+	(void) !symlink("base", (r + "/link").c_str());   // as pg_tblspc/OID is
+	if (FILE *f = std::fopen((r + "/file").c_str(), "w"))
+		std::fclose(f);
+	Place here, again, copy, linked;
+	Place untouched;
+	untouched.inode = untouched.born_ns = untouched.file_system = 7;
+	Place none = untouched, file = untouched;
+	check(place_of((r + "/base").c_str(), &here) && here.inode != 0 &&
+			  place_of((r + "/base").c_str(), &again) && same_place(here, again) &&
+			  again.born_ns == here.born_ns,
 		  "a directory is where it was");
-	check(place_of((r + "/copy").c_str(), &fs2, &ino2) && fs2 == fs &&
-			  !same_place(here, fs2, ino2),
+	check(place_of((r + "/copy").c_str(), &copy) && copy.file_system == here.file_system &&
+			  !same_place(here, copy),
 		  "another directory on the same file system is another place");
-	check(!place_of((r + "/none").c_str(), &fs3, &ino3) && fs3 == 7 && ino3 == 7,
+	check(place_of((r + "/link").c_str(), &linked) && linked.inode == here.inode &&
+			  same_place(here, linked),
+		  "through a symbolic link: the directory it names");
+	check(!place_of((r + "/none").c_str(), &none) && none.inode == 7 && none.born_ns == 7 &&
+			  none.file_system == 7,
 		  "no directory: not known, nothing changed");
+	check(!place_of((r + "/file").c_str(), &file) && file.inode == 7,
+		  "a file is no directory");
+	unlink((r + "/link").c_str());
+	unlink((r + "/file").c_str());
 	rmdir((r + "/base").c_str());
 	rmdir((r + "/copy").c_str());
 	rmdir(root);
